@@ -1,0 +1,1 @@
+"""The outside world: event store wiring, result formats, runner, exporters."""

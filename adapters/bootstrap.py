@@ -1,0 +1,95 @@
+"""The composition root: builds the ledger and its read models from settings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+from eventsourcing.utils import get_topic
+
+from adapters.eventstore import PydanticMapper, PydanticTranscoder
+from adapters.projection_runner import ProjectionRunner
+from domain.ledger import Ledger
+from projections.registry import all_projections
+from projections.store import ReadModelStore
+
+DEFAULT_DB = "ledger.db"
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_path: Path = Path(DEFAULT_DB)
+    event_store_url: str | None = None
+    lock_timeout_seconds: int = 60
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "db_path": Path(os.environ.get("BENCHLEDGER_DB", DEFAULT_DB)),
+            "event_store_url": os.environ.get("BENCHLEDGER_EVENT_STORE") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+def event_store_env(settings: Settings) -> dict[str, str]:
+    env = {
+        "MAPPER_TOPIC": get_topic(PydanticMapper),
+        "TRANSCODER_TOPIC": get_topic(PydanticTranscoder),
+    }
+    url = settings.event_store_url
+    if not url:
+        env.update(
+            PERSISTENCE_MODULE="eventsourcing.sqlite",
+            SQLITE_DBNAME=str(settings.db_path),
+            SQLITE_LOCK_TIMEOUT=str(settings.lock_timeout_seconds),
+        )
+        return env
+    parsed = urlparse(url)
+    if parsed.scheme not in ("postgresql", "postgres"):
+        raise ValueError(f"unsupported event store URL scheme '{parsed.scheme}'")
+    query = parse_qs(parsed.query)
+    env.update(
+        PERSISTENCE_MODULE="eventsourcing.postgres",
+        POSTGRES_DBNAME=parsed.path.lstrip("/") or "postgres",
+        POSTGRES_HOST=parsed.hostname or "127.0.0.1",
+        POSTGRES_PORT=str(parsed.port or 5432),
+        POSTGRES_USER=unquote(parsed.username or "postgres"),
+        POSTGRES_PASSWORD=unquote(parsed.password or ""),
+        POSTGRES_LOCK_TIMEOUT=str(settings.lock_timeout_seconds),
+    )
+    if "schema" in query:
+        env["POSTGRES_SCHEMA"] = query["schema"][0]
+    return env
+
+
+@dataclass
+class Services:
+    settings: Settings
+    ledger: Ledger
+    store: ReadModelStore
+    runner: ProjectionRunner
+    _closed: bool = field(default=False, repr=False)
+
+    def close(self) -> None:
+        if not self._closed:
+            self.store.close()
+            self.ledger.close()
+            self._closed = True
+
+    def __enter__(self) -> Services:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def build(settings: Settings) -> Services:
+    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger(env=event_store_env(settings))
+    store = ReadModelStore(settings.db_path)
+    runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
+    return Services(settings=settings, ledger=ledger, store=store, runner=runner)

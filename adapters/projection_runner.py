@@ -1,0 +1,123 @@
+"""Keeps the read models current by folding the notification log in pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
+
+from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
+
+from domain.base import Event
+from projections.base import Envelope, Projection
+from projections.store import REBUILD_SUFFIX, ReadModelStore
+
+PAGE = 200
+
+Progress = Callable[[int], None]
+
+
+class ProjectionRunner:
+    def __init__(
+        self,
+        recorder: ApplicationRecorder,
+        mapper: Mapper[object],
+        store: ReadModelStore,
+        projections: Sequence[Projection],
+    ) -> None:
+        self.recorder = recorder
+        self.mapper = mapper
+        self.store = store
+        self.projections = list(projections)
+
+    def by_name(self, names: Sequence[str] | None) -> list[Projection]:
+        if not names:
+            return list(self.projections)
+        known = {p.name: p for p in self.projections}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise KeyError(", ".join(unknown))
+        return [known[n] for n in names]
+
+    def head_position(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    def pages(self, after: int, stop: int | None = None) -> Iterator[list[Envelope]]:
+        while True:
+            notes = self.recorder.select_notifications(
+                after, PAGE, stop=stop, inclusive_of_start=False
+            )
+            if not notes:
+                return
+            yield [self.envelope(n) for n in notes]
+            after = notes[-1].id
+
+    def envelope(self, note: Notification) -> Envelope:
+        event = cast(Event, self.mapper.to_domain_event(note))
+        return Envelope(
+            position=note.id,
+            stream=event.originator_id,
+            version=note.originator_version,
+            topic=note.topic,
+            state=note.state,
+            event=event,
+        )
+
+    def outdated(self) -> list[Projection]:
+        states = self.store.states()
+        return [
+            p
+            for p in self.projections
+            if states.get(p.name, (None, 0))[0] != p.version or not self.store.has_tables(p)
+        ]
+
+    def catch_up(self, progress: Progress | None = None) -> int:
+        """Fold every event not yet applied; rebuild projections whose version changed."""
+        stale = self.outdated()
+        applied = self.rebuild([p.name for p in stale], progress) if stale else 0
+        while True:
+            with self.store.write():
+                states = self.store.states()
+                start = min(states[p.name][1] for p in self.projections)
+                notes = self.recorder.select_notifications(
+                    start, PAGE, inclusive_of_start=False
+                )
+                if not notes:
+                    return applied
+                envelopes = [self.envelope(n) for n in notes]
+                for p in self.projections:
+                    seen = states[p.name][1]
+                    todo = [e for e in envelopes if e.position > seen]
+                    if todo:
+                        names = {t.name: t.name for t in p.tables}
+                        self.store.apply(p, names, todo)
+                        self.store.set_state(p.name, p.version, todo[-1].position)
+                applied += len(envelopes)
+            if progress:
+                progress(len(envelopes))
+
+    def rebuild(self, names: Sequence[str] | None = None, progress: Progress | None = None) -> int:
+        """Fold the whole log into fresh tables, then swap them in atomically."""
+        targets = self.by_name(names)
+        with self.store.write():
+            fresh = {p.name: self.store.create_tables(p, REBUILD_SUFFIX) for p in targets}
+        position = 0
+        count = 0
+        for page in self.pages(0):
+            with self.store.write():
+                for p in targets:
+                    self.store.apply(p, fresh[p.name], page)
+            position = page[-1].position
+            count += len(page)
+            if progress:
+                progress(len(page))
+        with self.store.write():
+            # Events appended while we were folding: finish them inside the swap.
+            for page in self.pages(position):
+                for p in targets:
+                    self.store.apply(p, fresh[p.name], page)
+                position = page[-1].position
+                count += len(page)
+            for p in targets:
+                self.store.swap_in(p, REBUILD_SUFFIX)
+                self.store.set_state(p.name, p.version, position)
+        return count

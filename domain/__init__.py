@@ -1,0 +1,1 @@
+"""The benchmark-results domain: events, aggregates, records and rules."""

@@ -1,0 +1,51 @@
+"""Immutable pydantic building blocks for events and aggregates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Immutable(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Event(Immutable):
+    """A fact appended to one aggregate's stream; named in the past tense."""
+
+    originator_id: UUID
+    originator_version: int
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    # Bump when an event's schema changes and add an upcast_vN_vN+1 method.
+    class_version: ClassVar[int] = 1
+
+    @classmethod
+    def event_type(cls) -> str:
+        return cls.__name__
+
+
+class Aggregate(Immutable):
+    """Small, immutable aggregate state rebuilt by a projector function."""
+
+    id: UUID
+    version: int
+    created_on: datetime
+    modified_on: datetime
+
+    def advanced(self, event: Event, **changes: Any) -> Any:
+        """The next state of this aggregate after `event`."""
+        return self.model_copy(
+            update={
+                "version": event.originator_version,
+                "modified_on": event.timestamp,
+                **changes,
+            }
+        )

@@ -1,0 +1,114 @@
+"""The Benchmark aggregate: what a suite measures and who holds its high score."""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import singledispatch
+from uuid import UUID
+
+from domain.base import Aggregate, Event
+from domain.records import FiniteFloat
+
+
+class BenchmarkRegistered(Event):
+    benchmark: str
+    directory: str | None = None
+    unit: str | None = None
+    higher_is_better: bool = True
+    description: str | None = None
+
+
+class HighScoreReferenced(Event):
+    benchmark: str
+    label: str
+    value: FiniteFloat
+    unit: str | None = None
+    source: str | None = None
+    as_of: date | None = None
+
+
+class Benchmark(Aggregate):
+    benchmark: str
+    directory: str | None = None
+    unit: str | None = None
+    higher_is_better: bool = True
+    description: str | None = None
+
+    def registration(self) -> tuple[str | None, str | None, bool, str | None]:
+        return (self.directory, self.unit, self.higher_is_better, self.description)
+
+
+@singledispatch
+def mutate(event: Event, benchmark: Benchmark | None) -> Benchmark | None:
+    raise TypeError(f"Benchmark cannot apply {type(event).__name__}")
+
+
+@mutate.register
+def _(event: BenchmarkRegistered, benchmark: Benchmark | None) -> Benchmark:
+    fields = {
+        "benchmark": event.benchmark,
+        "directory": event.directory,
+        "unit": event.unit,
+        "higher_is_better": event.higher_is_better,
+        "description": event.description,
+    }
+    if benchmark is None:
+        return Benchmark(
+            id=event.originator_id,
+            version=event.originator_version,
+            created_on=event.timestamp,
+            modified_on=event.timestamp,
+            **fields,
+        )
+    return benchmark.advanced(event, **fields)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: HighScoreReferenced, benchmark: Benchmark) -> Benchmark:
+    return benchmark.advanced(event)  # type: ignore[no-any-return]
+
+
+def register(
+    benchmark_id: UUID,
+    current: Benchmark | None,
+    benchmark: str,
+    *,
+    directory: str | None = None,
+    unit: str | None = None,
+    higher_is_better: bool = True,
+    description: str | None = None,
+) -> BenchmarkRegistered | None:
+    """A registration event, or None when nothing changed (idempotent)."""
+    wanted = (directory, unit, higher_is_better, description)
+    if current is not None and current.registration() == wanted:
+        return None
+    return BenchmarkRegistered(
+        originator_id=benchmark_id,
+        originator_version=1 if current is None else current.version + 1,
+        benchmark=benchmark,
+        directory=directory,
+        unit=unit,
+        higher_is_better=higher_is_better,
+        description=description,
+    )
+
+
+def reference_high_score(
+    current: Benchmark,
+    *,
+    label: str,
+    value: float,
+    unit: str | None,
+    source: str | None,
+    as_of: date | None,
+) -> HighScoreReferenced:
+    return HighScoreReferenced(
+        originator_id=current.id,
+        originator_version=current.version + 1,
+        benchmark=current.benchmark,
+        label=label,
+        value=value,
+        unit=unit,
+        source=source,
+        as_of=as_of,
+    )

@@ -1,0 +1,67 @@
+"""One error hierarchy for the whole ledger; only the CLI turns it into output."""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Base class of every expected failure the ledger reports to a user."""
+
+
+class NotFoundError(LedgerError):
+    """Something asked for by id or name does not exist."""
+
+
+class AmbiguousIdError(LedgerError):
+    """A shortened id matches more than one thing."""
+
+
+class RuleViolationError(LedgerError):
+    """A command would break a rule of the domain."""
+
+
+class RunAlreadyFinishedError(RuleViolationError):
+    """Cells or a second finish arrived for a run that already finished."""
+
+
+class RunNotFinishedError(RuleViolationError):
+    """A correction was asked for on a run that has not finished."""
+
+
+class CellConflictError(RuleViolationError):
+    """A cell key arrived again with a different payload."""
+
+
+class InvalidationStateError(RuleViolationError):
+    """Invalidate of an invalid run, or reinstate of a valid one."""
+
+
+class ImportConflictError(LedgerError):
+    """A source file re-states a recorded run with different content."""
+
+
+class InputFormatError(LedgerError):
+    """A result file cannot be read; names the file, line and field."""
+
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.message = message
+        where = path if line is None else f"{path}:{line}"
+        what = f"field '{field}': {message}" if field else message
+        super().__init__(f"{where}: {what}")
+
+
+class ConcurrencyError(LedgerError):
+    """Another writer appended to the same stream first."""
+
+
+class TamperError(LedgerError):
+    """The stored events no longer match the hash chain."""

@@ -1,0 +1,38 @@
+"""The Import aggregate: one result file's content, imported once."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from domain.base import Event
+
+
+class ResultFileImported(Event):
+    format: str
+    path: str
+    sha256: str
+    size: int
+    run_ids: list[UUID]
+    run_group_id: UUID | None = None
+
+
+def imported(
+    import_id: UUID,
+    *,
+    format: str,
+    path: str,
+    sha256: str,
+    size: int,
+    run_ids: list[UUID],
+    run_group_id: UUID | None,
+) -> ResultFileImported:
+    return ResultFileImported(
+        originator_id=import_id,
+        originator_version=1,
+        format=format,
+        path=path,
+        sha256=sha256,
+        size=size,
+        run_ids=run_ids,
+        run_group_id=run_group_id,
+    )

@@ -1,0 +1,273 @@
+"""The Run aggregate: one execution or one imported result set of one signature."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from functools import singledispatch
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import Field
+
+from domain.base import Aggregate, Event
+from domain.errors import (
+    CellConflictError,
+    InvalidationStateError,
+    RunAlreadyFinishedError,
+    RunNotFinishedError,
+)
+from domain.records import Cell, FiniteFloat, RunRecord, RunStatus, SourceFile
+
+
+class RunStarted(Event):
+    run_key: str
+    benchmark: str
+    agent: str
+    provider: str
+    model: str
+    config: dict[str, Any]
+    signature: str
+    comparison_signature: str
+    attempt: int | None = None
+    run_group_id: UUID | None = None
+    command: list[str] | None = None
+    cwd: str | None = None
+    host: str | None = None
+    code_versions: dict[str, str] = Field(default_factory=dict)
+    source: Literal["executed", "imported"]
+    source_format: str | None = None
+    source_path: str | None = None
+    source_sha256: str | None = None
+    content_sha256: str | None = None
+    started_at: datetime | None = None
+
+
+class CellsRecorded(Event):
+    """A batch of cells: hundreds per event keep the write path fast."""
+
+    cells: tuple[Cell, ...]
+
+
+class RunFinished(Event):
+    status: RunStatus
+    score: FiniteFloat | None = None
+    unit: str | None = None
+    higher_is_better: bool = True
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict)
+    duration_seconds: float | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    ended_at: datetime | None = None
+    artifacts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RunInvalidated(Event):
+    reason: str
+    actor: str
+
+
+class RunReinstated(Event):
+    reason: str
+    actor: str
+
+
+class ScoreCorrected(Event):
+    old_score: float | None
+    new_score: FiniteFloat | None
+    reason: str
+    actor: str
+
+
+class Run(Aggregate):
+    """Deliberately small: status, counts and cell fingerprints, never cell values."""
+
+    run_key: str
+    benchmark: str
+    status: RunStatus
+    invalidated: bool = False
+    score: float | None = None
+    source_sha256: str | None = None
+    content_sha256: str | None = None
+    cell_digests: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status is not RunStatus.RUNNING
+
+
+@singledispatch
+def mutate(event: Event, run: Run | None) -> Run | None:
+    raise TypeError(f"Run cannot apply {type(event).__name__}")
+
+
+@mutate.register
+def _(event: RunStarted, run: None) -> Run:
+    return Run(
+        id=event.originator_id,
+        version=event.originator_version,
+        created_on=event.timestamp,
+        modified_on=event.timestamp,
+        run_key=event.run_key,
+        benchmark=event.benchmark,
+        status=RunStatus.RUNNING,
+        source_sha256=event.source_sha256,
+        content_sha256=event.content_sha256,
+    )
+
+
+@mutate.register
+def _(event: CellsRecorded, run: Run) -> Run:
+    digests = dict(run.cell_digests)
+    digests.update((c.key, c.digest()) for c in event.cells)
+    return run.advanced(event, cell_digests=digests)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: RunFinished, run: Run) -> Run:
+    # Cells are closed once a run finishes, so their fingerprints are no longer needed.
+    return run.advanced(  # type: ignore[no-any-return]
+        event, status=event.status, score=event.score, cell_digests={}
+    )
+
+
+@mutate.register
+def _(event: RunInvalidated, run: Run) -> Run:
+    return run.advanced(event, invalidated=True)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: RunReinstated, run: Run) -> Run:
+    return run.advanced(event, invalidated=False)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: ScoreCorrected, run: Run) -> Run:
+    return run.advanced(event, score=event.new_score)  # type: ignore[no-any-return]
+
+
+def project_run(run: Run | None, events: Iterable[Event]) -> Run | None:
+    for event in events:
+        run = mutate(event, run)
+    return run
+
+
+def new_cells(run: Run, cells: Sequence[Cell]) -> list[Cell]:
+    """Cells not recorded yet; a repeated key must repeat its payload exactly."""
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has finished; its cells are closed")
+    fresh: dict[str, Cell] = {}
+    for cell in cells:
+        seen = run.cell_digests.get(cell.key)
+        if seen is None:
+            earlier = fresh.get(cell.key)
+            if earlier is not None and earlier != cell:
+                raise CellConflictError(
+                    f"cell '{cell.key}' appears twice in one batch with different payloads"
+                )
+            fresh[cell.key] = cell
+        elif seen != cell.digest():
+            raise CellConflictError(
+                f"cell '{cell.key}' of run {run.id} was already recorded with another payload"
+            )
+    return list(fresh.values())
+
+
+def unique_cells(cells: Iterable[Cell], *, where: str) -> list[Cell]:
+    """Cells of a run being imported whole: repeats are dropped, conflicts refused."""
+    by_key: dict[str, Cell] = {}
+    for cell in cells:
+        earlier = by_key.setdefault(cell.key, cell)
+        if earlier is not cell and earlier != cell:
+            raise CellConflictError(
+                f"{where}: cell '{cell.key}' appears twice with different payloads"
+            )
+    return list(by_key.values())
+
+
+def start(
+    run_id: UUID,
+    record: RunRecord,
+    *,
+    source: Literal["executed", "imported"],
+    source_file: SourceFile | None = None,
+    run_group_id: UUID | None = None,
+    attempt: int | None = None,
+    content_sha256: str | None = None,
+) -> RunStarted:
+    header = record.header
+    return RunStarted(
+        originator_id=run_id,
+        originator_version=1,
+        run_key=header.natural_key(),
+        benchmark=header.benchmark,
+        agent=header.agent,
+        provider=header.provider,
+        model=header.model,
+        config=header.config,
+        signature=header.signature,
+        comparison_signature=header.comparison_signature,
+        attempt=attempt,
+        run_group_id=run_group_id,
+        source=source,
+        source_format=source_file.format if source_file else None,
+        source_path=source_file.path if source_file else None,
+        source_sha256=source_file.sha256 if source_file else None,
+        content_sha256=content_sha256,
+        started_at=header.started_at,
+    )
+
+
+def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> RunFinished:
+    header = record.header
+    duration = None
+    if header.started_at and header.ended_at:
+        duration = (header.ended_at - header.started_at).total_seconds()
+    return RunFinished(
+        originator_id=run_id,
+        originator_version=version,
+        status=header.status,
+        score=header.score,
+        unit=header.unit,
+        higher_is_better=header.higher_is_better,
+        metrics=header.metrics,
+        tokens=header.tokens,
+        duration_seconds=duration,
+        error=header.error,
+        ended_at=header.ended_at,
+    )
+
+
+def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
+    if run.invalidated:
+        raise InvalidationStateError(f"run {run.id} is already invalidated")
+    return RunInvalidated(
+        originator_id=run.id, originator_version=run.version + 1, reason=reason, actor=actor
+    )
+
+
+def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
+    if not run.invalidated:
+        raise InvalidationStateError(f"run {run.id} is not invalidated")
+    return RunReinstated(
+        originator_id=run.id, originator_version=run.version + 1, reason=reason, actor=actor
+    )
+
+
+def correct_score(run: Run, new_score: float | None, reason: str, actor: str) -> ScoreCorrected:
+    if not run.finished:
+        raise RunNotFinishedError(f"run {run.id} has not finished; there is no score to correct")
+    return ScoreCorrected(
+        originator_id=run.id,
+        originator_version=run.version + 1,
+        old_score=run.score,
+        new_score=new_score,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def finish_again_guard(run: Run) -> None:
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has already finished")

@@ -1,0 +1,1 @@
+"""Read models: pure folds from events to row changes, plus one thin writer."""

@@ -1,0 +1,53 @@
+"""`chain`: a running SHA-256 over every stored event, for tamper evidence."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from projections.base import Change, Envelope, Projection, Table
+
+GENESIS = "0" * 64
+INSERT = (
+    "INSERT INTO [{chain}] (position, event_sha256, chain_sha256) VALUES (?, ?, ?)"
+)
+
+
+def event_bytes(position: int, stream: UUID, version: int, topic: str, state: bytes) -> bytes:
+    """The canonical bytes of a stored event: where it sits, whose it is, what it says."""
+    head = f"{position}\n{stream.hex}\n{version}\n{topic}\n".encode()
+    return head + state
+
+
+def link(previous: str, event_sha256: str) -> str:
+    return hashlib.sha256(f"{previous}{event_sha256}".encode("ascii")).hexdigest()
+
+
+class ChainProjection(Projection):
+    name = "chain"
+    version = 1
+    tables = (
+        Table(
+            "chain",
+            {"position": int, "event_sha256": str, "chain_sha256": str},
+            pk=("position",),
+        ),
+    )
+
+    def __init__(self) -> None:
+        self.head = GENESIS
+
+    def prepare(self, read: Any, names: dict[str, str]) -> None:
+        row = read(f"SELECT chain_sha256 FROM [{names['chain']}] ORDER BY position DESC LIMIT 1")
+        self.head = row[0] if row else GENESIS
+
+    def fold(self, envelope: Envelope) -> Iterable[Change]:
+        digest = hashlib.sha256(
+            event_bytes(
+                envelope.position, envelope.stream, envelope.version, envelope.topic, envelope.state
+            )
+        ).hexdigest()
+        self.head = link(self.head, digest)
+        yield INSERT, (envelope.position, digest, self.head)

@@ -1,0 +1,48 @@
+"""`imports`: every result file whose content was imported."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from domain.result_import import ResultFileImported
+from projections.base import Change, Envelope, Projection, Table, iso, uid
+
+INSERT = (
+    "INSERT INTO [{imports}] (sha256, path, format, size, runs, run_group_id, imported_at, "
+    "position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class ImportsProjection(Projection):
+    name = "imports"
+    version = 1
+    tables = (
+        Table(
+            "imports",
+            {
+                "sha256": str,
+                "path": str,
+                "format": str,
+                "size": int,
+                "runs": int,
+                "run_group_id": str,
+                "imported_at": str,
+                "position": int,
+            },
+            pk=("sha256",),
+        ),
+    )
+
+    def fold(self, envelope: Envelope) -> Iterable[Change]:
+        event = envelope.event
+        if isinstance(event, ResultFileImported):
+            yield INSERT, (
+                event.sha256,
+                event.path,
+                event.format,
+                event.size,
+                len(event.run_ids),
+                uid(event.run_group_id),
+                iso(event.timestamp),
+                envelope.position,
+            )

@@ -1,0 +1,174 @@
+"""`runs`: one row per run, showing its current truth."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from domain.records import CellOutcome
+from domain.run import (
+    CellsRecorded,
+    RunFinished,
+    RunInvalidated,
+    RunReinstated,
+    RunStarted,
+    ScoreCorrected,
+)
+from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+
+COLUMNS: dict[str, type] = {
+    "run_id": str,
+    "run_key": str,
+    "benchmark": str,
+    "agent": str,
+    "provider": str,
+    "model": str,
+    "status": str,
+    "score": float,
+    "unit": str,
+    "higher_is_better": int,
+    "attempt": int,
+    "started_at": str,
+    "ended_at": str,
+    "duration_seconds": float,
+    "exit_code": int,
+    "error": str,
+    "cells": int,
+    "cells_passed": int,
+    "cells_failed": int,
+    "cells_error": int,
+    "cells_skipped": int,
+    "invalidated": int,
+    "invalidated_reason": str,
+    "original_score": float,
+    "corrections": int,
+    "correction_reason": str,
+    "config": str,
+    "metrics": str,
+    "tokens": str,
+    "artifacts": str,
+    "signature": str,
+    "comparison_signature": str,
+    "run_group_id": str,
+    "source": str,
+    "source_format": str,
+    "source_path": str,
+    "source_sha256": str,
+    "command": str,
+    "cwd": str,
+    "host": str,
+    "recorded_at": str,
+    "updated_at": str,
+    "last_position": int,
+}
+
+INSERT = (
+    "INSERT INTO [{runs}] (run_id, run_key, benchmark, agent, provider, model, status, "
+    "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
+    "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
+    "source, source_format, source_path, source_sha256, command, cwd, host, recorded_at, "
+    "updated_at, last_position) "
+    "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?)"
+)
+ADD_CELLS = (
+    "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
+    "cells_failed = cells_failed + ?, cells_error = cells_error + ?, "
+    "cells_skipped = cells_skipped + ?, updated_at = ?, last_position = ? WHERE run_id = ?"
+)
+FINISH = (
+    "UPDATE [{runs}] SET status = ?, score = ?, unit = ?, higher_is_better = ?, metrics = ?, "
+    "tokens = ?, duration_seconds = ?, exit_code = ?, error = ?, ended_at = ?, artifacts = ?, "
+    "updated_at = ?, last_position = ? WHERE run_id = ?"
+)
+INVALIDATE = (
+    "UPDATE [{runs}] SET invalidated = ?, invalidated_reason = ?, updated_at = ?, "
+    "last_position = ? WHERE run_id = ?"
+)
+CORRECT = (
+    "UPDATE [{runs}] SET original_score = CASE WHEN corrections = 0 THEN score "
+    "ELSE original_score END, score = ?, corrections = corrections + 1, "
+    "correction_reason = ?, updated_at = ?, last_position = ? WHERE run_id = ?"
+)
+
+
+class RunsProjection(Projection):
+    name = "runs"
+    version = 1
+    tables = (
+        Table(
+            "runs",
+            COLUMNS,
+            pk=("run_id",),
+            indexes=(("benchmark", "agent"), ("signature",), ("status",), ("run_group_id",)),
+        ),
+    )
+
+    def fold(self, envelope: Envelope) -> Iterable[Change]:
+        event = envelope.event
+        run_id = str(envelope.stream)
+        at = iso(event.timestamp)
+        pos = envelope.position
+        if isinstance(event, RunStarted):
+            yield INSERT, (
+                run_id,
+                event.run_key,
+                event.benchmark,
+                event.agent,
+                event.provider,
+                event.model,
+                event.attempt,
+                iso(event.started_at),
+                to_json(event.config),
+                event.signature,
+                event.comparison_signature,
+                uid(event.run_group_id),
+                event.source,
+                event.source_format,
+                event.source_path,
+                event.source_sha256,
+                to_json(event.command),
+                event.cwd,
+                event.host,
+                at,
+                at,
+                pos,
+            )
+        elif isinstance(event, CellsRecorded):
+            counts = dict.fromkeys(CellOutcome, 0)
+            for cell in event.cells:
+                counts[cell.outcome] += 1
+            yield ADD_CELLS, (
+                len(event.cells),
+                counts[CellOutcome.PASSED],
+                counts[CellOutcome.FAILED],
+                counts[CellOutcome.ERROR],
+                counts[CellOutcome.SKIPPED],
+                at,
+                pos,
+                run_id,
+            )
+        elif isinstance(event, RunFinished):
+            yield FINISH, (
+                event.status.value,
+                event.score,
+                event.unit,
+                int(event.higher_is_better),
+                to_json(event.metrics),
+                to_json(event.tokens),
+                event.duration_seconds,
+                event.exit_code,
+                event.error,
+                iso(event.ended_at),
+                to_json(event.artifacts),
+                at,
+                pos,
+                run_id,
+            )
+        elif isinstance(event, RunInvalidated):
+            yield INVALIDATE, (1, event.reason, at, pos, run_id)
+        elif isinstance(event, RunReinstated):
+            yield INVALIDATE, (0, None, at, pos, run_id)
+        elif isinstance(event, ScoreCorrected):
+            yield CORRECT, (event.new_score, event.reason, at, pos, run_id)
+
+

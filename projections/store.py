@@ -1,0 +1,127 @@
+"""The thin writer: read-model tables and their tracking positions in one SQLite file.
+
+Rows and the position they were folded up to commit in one transaction, so
+each event is applied exactly once. A rebuild folds into fresh tables and
+swaps them in with one transaction, so a reader never sees half a table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from projections.base import Envelope, Projection, Table, group_changes
+
+STATE_TABLE = "_projection_state"
+REBUILD_SUFFIX = "__rebuild"
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=60
+        )
+    else:
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=60)
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA busy_timeout=60000")
+    return conn
+
+
+class ReadModelStore:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.conn = connect(self.path)
+        self.db = sqlite_utils.Database(self.conn)
+        self._in_transaction = False
+        if not self.db[STATE_TABLE].exists():
+            self.conn.execute(
+                f"CREATE TABLE IF NOT EXISTS [{STATE_TABLE}] "
+                "(projection TEXT PRIMARY KEY, version INTEGER NOT NULL, "
+                "position INTEGER NOT NULL)"
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One IMMEDIATE transaction: concurrent writers queue instead of double-applying."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._in_transaction = True
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        else:
+            self.conn.execute("COMMIT")
+        finally:
+            self._in_transaction = False
+
+    def states(self) -> dict[str, tuple[int, int]]:
+        rows = self.conn.execute(f"SELECT projection, version, position FROM [{STATE_TABLE}]")
+        return {name: (version, position) for name, version, position in rows}
+
+    def set_state(self, name: str, version: int, position: int) -> None:
+        self.conn.execute(
+            f"INSERT INTO [{STATE_TABLE}] (projection, version, position) VALUES (?, ?, ?) "
+            "ON CONFLICT (projection) DO UPDATE SET version = excluded.version, "
+            "position = excluded.position",
+            (name, version, position),
+        )
+
+    def has_tables(self, projection: Projection) -> bool:
+        return all(self.db[t.name].exists() for t in projection.tables)
+
+    def create_tables(self, projection: Projection, suffix: str = "") -> dict[str, str]:
+        names = {}
+        for table in projection.tables:
+            name = table.name + suffix
+            self.conn.execute(f"DROP TABLE IF EXISTS [{name}]")
+            self.db[name].create(  # type: ignore[union-attr]
+                table.columns, pk=table.pk if table.pk else None, not_null=table.not_null
+            )
+            if not suffix:
+                self._create_indexes(table)
+            names[table.name] = name
+        return names
+
+    def _create_indexes(self, table: Table) -> None:
+        for columns in table.indexes:
+            self.conn.execute(
+                f"CREATE INDEX IF NOT EXISTS [idx_{table.name}_{'_'.join(columns)}] "
+                f"ON [{table.name}] ({', '.join(f'[{c}]' for c in columns)})"
+            )
+
+    def swap_in(self, projection: Projection, suffix: str) -> None:
+        """Replace live tables by rebuilt ones; call inside `write()`."""
+        assert self._in_transaction
+        for table in projection.tables:
+            self.conn.execute(f"DROP TABLE IF EXISTS [{table.name}]")
+            self.conn.execute(f"ALTER TABLE [{table.name + suffix}] RENAME TO [{table.name}]")
+            self._create_indexes(table)
+
+    def apply(
+        self, projection: Projection, names: dict[str, str], envelopes: Sequence[Envelope]
+    ) -> None:
+        """Fold events into rows; call inside `write()`."""
+        assert self._in_transaction
+        if not envelopes:
+            return
+        projection.prepare(self._read_one, names)
+        changes = (change for envelope in envelopes for change in projection.fold(envelope))
+        for sql, batch in group_changes(changes):
+            statement = sql.format(**names)
+            if len(batch) == 1:
+                self.conn.execute(statement, batch[0])
+            else:
+                self.conn.executemany(statement, batch)
+
+    def _read_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(sql, params).fetchone()
