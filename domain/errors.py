@@ -59,6 +59,10 @@ class InputFormatError(LedgerError):
         super().__init__(f"{where}: {what}")
 
 
+class UnknownFormatError(InputFormatError):
+    """No parser recognises the file."""
+
+
 class ConcurrencyError(LedgerError):
     """Another writer appended to the same stream first."""
 

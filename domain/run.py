@@ -88,6 +88,7 @@ class Run(Aggregate):
     status: RunStatus
     invalidated: bool = False
     score: float | None = None
+    corrections: int = 0
     source_sha256: str | None = None
     content_sha256: str | None = None
     cell_digests: dict[str, str] = Field(default_factory=dict)
@@ -144,7 +145,9 @@ def _(event: RunReinstated, run: Run) -> Run:
 
 @mutate.register
 def _(event: ScoreCorrected, run: Run) -> Run:
-    return run.advanced(event, score=event.new_score)  # type: ignore[no-any-return]
+    return run.advanced(  # type: ignore[no-any-return]
+        event, score=event.new_score, corrections=run.corrections + 1
+    )
 
 
 def project_run(run: Run | None, events: Iterable[Event]) -> Run | None:

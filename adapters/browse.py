@@ -1,0 +1,39 @@
+"""Datasette over the ledger file: read-only, with the project's metadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from datasette.app import Datasette
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "datasette"
+TEMPLATE_NAME = "ledger"
+
+
+def metadata_for(db_path: Path) -> dict[str, Any]:
+    """The metadata file, keyed by the database name this ledger file gets."""
+    metadata: dict[str, Any] = yaml.safe_load((CONFIG_DIR / "metadata.yml").read_text())
+    databases = metadata.get("databases", {})
+    if TEMPLATE_NAME in databases and db_path.stem != TEMPLATE_NAME:
+        databases[db_path.stem] = databases.pop(TEMPLATE_NAME)
+    return metadata
+
+
+def datasette_for(db_path: Path) -> Datasette:
+    plugins = CONFIG_DIR / "plugins"
+    templates = CONFIG_DIR / "templates"
+    return Datasette(
+        [str(db_path)],
+        metadata=metadata_for(db_path),
+        plugins_dir=str(plugins) if plugins.is_dir() else None,
+        template_dir=str(templates) if templates.is_dir() else None,
+        settings={"facet_time_limit_ms": 400, "sql_time_limit_ms": 3000},
+    )
+
+
+def serve(db_path: Path, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(datasette_for(db_path).app(), host=host, port=port, log_level="warning")

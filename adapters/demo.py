@@ -1,0 +1,173 @@
+"""A realistic demo ledger, built through the same import path users take.
+
+Results are generated deterministically (fixed seed and dates), written as
+native JSONL files, and imported; then one run is invalidated, one score is
+corrected and high scores are referenced. Running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from uuid import UUID
+
+from adapters.formats import native
+from adapters.importer import FileReport, Importer
+from domain.ledger import Ledger
+from domain.records import Cell, CellOutcome, RunHeader, RunRecord, RunStatus
+from domain.signatures import run_id_for
+
+BENCHMARKS = (
+    # id, unit, higher_is_better, cells, difficulty
+    ("swe_bench_verified", "resolved_rate", True, 60, 0.55),
+    ("bfcl", "accuracy", True, 40, 0.25),
+    ("terminal_bench", "pass_rate", True, 30, 0.6),
+    ("tau_bench", "pass^1", True, 25, 0.45),
+    ("gaia", "accuracy", True, 20, 0.7),
+)
+AGENTS = {"eliza": 0.12, "hermes": 0.05, "opencode": 0.0}
+MODELS = (
+    ("cerebras", "gpt-oss-120b", 0.0),
+    ("openai", "gpt-4.1-mini", -0.08),
+    ("anthropic", "claude-sonnet-4.5", 0.1),
+)
+HIGH_SCORES = (
+    ("swe_bench_verified", "OpenHands + Claude Sonnet 4.5", 0.72, "resolved_rate"),
+    ("bfcl", "gpt-5", 0.891, "accuracy"),
+    ("tau_bench", "gpt-5", 0.4735, "pass^1"),
+)
+START = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class DemoSummary:
+    files: list[FileReport]
+    invalidated: str
+    corrected: str
+
+
+def generate() -> dict[str, list[RunRecord]]:
+    """Runs per result file: benchmark x agent, several models and attempts each."""
+    rng = random.Random(20261001)
+    files: dict[str, list[RunRecord]] = {}
+    clock = START
+    for bench, unit, hib, n_cells, difficulty in BENCHMARKS:
+        for agent, agent_skill in AGENTS.items():
+            records = []
+            for provider, model, model_skill in MODELS:
+                attempts = rng.choice((1, 1, 2, 3))
+                for attempt in range(1, attempts + 1):
+                    clock += timedelta(minutes=rng.randint(7, 95))
+                    records.append(
+                        _run(rng, bench, unit, hib, n_cells, difficulty, agent, agent_skill,
+                             provider, model, model_skill, attempt, attempts, clock)
+                    )
+            files[f"{bench}__{agent}.jsonl"] = records
+    return files
+
+
+def _run(
+    rng: random.Random, bench: str, unit: str, hib: bool, n_cells: int, difficulty: float,
+    agent: str, agent_skill: float, provider: str, model: str, model_skill: float,
+    attempt: int, attempts: int, started: datetime,
+) -> RunRecord:
+    p_pass = min(0.95, max(0.05, 1 - difficulty + agent_skill + model_skill))
+    # Earlier attempts of a retried signature fail: a crash, a timeout, a harness error.
+    failing = attempt < attempts
+    cutoff = rng.randint(n_cells // 4, n_cells // 2) if failing else n_cells
+    cells = []
+    for i in range(cutoff):
+        roll = rng.random()
+        outcome = (
+            CellOutcome.PASSED if roll < p_pass
+            else CellOutcome.ERROR if roll > 0.97
+            else CellOutcome.FAILED
+        )
+        tokens = rng.randint(800, 24000)
+        cells.append(
+            Cell(
+                key=f"{bench}-{i:04d}",
+                outcome=outcome,
+                score=1.0 if outcome is CellOutcome.PASSED else 0.0,
+                metrics={"total_tokens": tokens, "latency_ms": rng.randint(400, 9000)},
+            )
+        )
+    passed = sum(1 for c in cells if c.outcome is CellOutcome.PASSED)
+    duration = timedelta(seconds=rng.randint(120, 3600))
+    status, error, score = RunStatus.SUCCEEDED, None, round(passed / n_cells, 4)
+    if failing:
+        status = rng.choice((RunStatus.FAILED, RunStatus.TIMED_OUT))
+        error = (
+            "harness exited with code 1: sandbox image pull failed"
+            if status is RunStatus.FAILED
+            else "killed after 3600 s timeout"
+        )
+        score = None
+    total_tokens = sum(int(c.metrics["total_tokens"]) for c in cells)
+    return RunRecord(
+        header=RunHeader(
+            run_key=f"demo-{bench}-{agent}-{provider}-{model}-{attempt}",
+            benchmark=bench,
+            agent=agent,
+            provider=provider,
+            model=model,
+            config={"limit": n_cells, "temperature": 0.0},
+            started_at=started,
+            ended_at=started + duration,
+            status=status,
+            score=score,
+            unit=unit,
+            higher_is_better=hib,
+            metrics={"n": n_cells, "completed": len(cells)},
+            tokens={"total_tokens": total_tokens, "llm_calls": len(cells) * 3},
+            error=error,
+        ),
+        cells=tuple(cells),
+    )
+
+
+def build_demo(ledger: Ledger, workdir: Path | None = None) -> DemoSummary:
+    files = generate()
+    importer = Importer(ledger)
+    group = ledger.new_group("demo", "demo", request={"command": "demo"})
+    reports = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(workdir or tmp)
+        for name, records in files.items():
+            path = root / name
+            path.write_text(native.dump_jsonl(records))
+            reports.append(importer.import_file(path, group=group, label=f"demo/{name}"))
+    for bench, label, value, unit in HIGH_SCORES:
+        current = ledger.get_benchmark(bench)
+        if current is None or current.version < 2:
+            ledger.reference_high_score(
+                bench, label=label, value=value, unit=unit,
+                source="public leaderboard", as_of=date(2026, 9, 30),
+            )
+    invalid = _succeeded(files, "bfcl", "hermes", "gpt-4.1-mini")
+    if not ledger.get_run(invalid).invalidated:
+        ledger.invalidate_run(
+            invalid, "prompt cache leaked expected answers into the context", "demo"
+        )
+    corrected = _succeeded(files, "gaia", "eliza", "claude-sonnet-4.5")
+    run = ledger.get_run(corrected)
+    if run.corrections == 0:
+        ledger.correct_score(
+            corrected,
+            round((run.score or 0) - 0.05, 4),
+            "grader accepted answers with the wrong units",
+            "demo",
+        )
+    ledger.close_group(group)
+    return DemoSummary(reports, str(invalid), str(corrected))
+
+
+def _succeeded(files: dict[str, list[RunRecord]], bench: str, agent: str, model: str) -> UUID:
+    for record in files[f"{bench}__{agent}.jsonl"]:
+        header = record.header
+        if header.model == model and header.status is RunStatus.SUCCEEDED:
+            return run_id_for(native.SYSTEM, header.natural_key())
+    raise LookupError(f"the demo has no succeeded {bench}/{agent}/{model} run")

@@ -1,0 +1,146 @@
+"""benchledger's own result format: one run as JSON, or runs and cells as JSONL.
+
+See docs/native-format.md. JSON: one object, the run header's fields plus an
+optional "cells" array. JSONL: one object per line; a line with
+"type": "run" opens a run (header fields), each "type": "cell" line after it
+is one of its cells.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from domain.errors import InputFormatError
+from domain.records import Cell, RunHeader, RunRecord
+
+NAME = "native"
+SYSTEM = "native"
+SCHEMA_ID = "benchledger/run@1"
+SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+def detect(path: Path, head: bytes) -> bool:
+    if path.suffix.lower() not in SUFFIXES:
+        return False
+    text = head.lstrip()
+    if path.suffix.lower() == ".json":
+        return SCHEMA_ID.encode() in head
+    return text.startswith(b"{") and b'"type"' in text.split(b"\n", 1)[0]
+
+
+def parse(path: Path, data: bytes) -> Iterator[RunRecord]:
+    name = str(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if path.suffix.lower() == ".json":
+        yield _parse_json(name, text)
+    else:
+        yield from _parse_jsonl(name, text)
+
+
+def _loads(name: str, text: str, line: int | None = None) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputFormatError(
+            name, f"invalid JSON: {e.msg} (column {e.colno})", line=line or e.lineno
+        ) from None
+
+
+def _field_error(name: str, error: ValidationError, *, line: int | None, prefix: str = "") -> InputFormatError:
+    first = error.errors()[0]
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+    field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
+    return InputFormatError(name, first["msg"], line=line, field=field)
+
+
+def _parse_json(name: str, text: str) -> RunRecord:
+    document = _loads(name, text)
+    if not isinstance(document, dict):
+        raise InputFormatError(name, "expected a JSON object (one run)")
+    document.pop("schema", None)
+    raw_cells = document.pop("cells", [])
+    if not isinstance(raw_cells, list):
+        raise InputFormatError(name, "must be an array", field="cells")
+    try:
+        header = RunHeader.model_validate(document)
+    except ValidationError as e:
+        raise _field_error(name, e, line=None) from None
+    cells = []
+    for i, raw in enumerate(raw_cells):
+        try:
+            cells.append(Cell.model_validate(raw))
+        except ValidationError as e:
+            raise _field_error(name, e, line=None, prefix=f"cells[{i}].") from None
+    return RunRecord(header=header, cells=tuple(cells))
+
+
+def _parse_jsonl(name: str, text: str) -> Iterator[RunRecord]:
+    header: RunHeader | None = None
+    cells: list[Cell] = []
+    validate_cell = Cell.model_validate
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        obj = _loads(name, line, lineno)
+        if not isinstance(obj, dict):
+            raise InputFormatError(name, "expected a JSON object", line=lineno)
+        kind = obj.pop("type", None)
+        if kind == "cell":
+            if header is None:
+                raise InputFormatError(
+                    name, "a cell line comes before any run line", line=lineno, field="type"
+                )
+            try:
+                cells.append(validate_cell(obj))
+            except ValidationError as e:
+                raise _field_error(name, e, line=lineno) from None
+        elif kind == "run":
+            if header is not None:
+                yield RunRecord(header=header, cells=tuple(cells))
+            obj.pop("schema", None)
+            try:
+                header = RunHeader.model_validate(obj)
+            except ValidationError as e:
+                raise _field_error(name, e, line=lineno) from None
+            cells = []
+        else:
+            raise InputFormatError(
+                name, f"must be 'run' or 'cell', not {kind!r}", line=lineno, field="type"
+            )
+    if header is None:
+        raise InputFormatError(name, "no run line found (an empty file?)")
+    yield RunRecord(header=header, cells=tuple(cells))
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one native run document (the .json form)."""
+    header = RunHeader.model_json_schema()
+    cell = Cell.model_json_schema()
+    defs = {**header.pop("$defs", {}), **cell.pop("$defs", {}), "Cell": cell}
+    header["properties"]["schema"] = {"const": SCHEMA_ID}
+    header["properties"]["cells"] = {"type": "array", "items": {"$ref": "#/$defs/Cell"}}
+    header["$defs"] = defs
+    header["$id"] = SCHEMA_ID
+    header["title"] = "benchledger run"
+    return header
+
+
+def dump_jsonl(records: list[RunRecord]) -> str:
+    """Write runs in the JSONL form (used by the demo and by tests)."""
+    lines = []
+    for record in records:
+        head = {"type": "run", **record.header.model_dump(mode="json", exclude_none=True)}
+        lines.append(json.dumps(head, sort_keys=True))
+        for cell in record.cells:
+            body = {"type": "cell", **cell.model_dump(mode="json", exclude_defaults=True)}
+            body.setdefault("outcome", cell.outcome.value)
+            lines.append(json.dumps(body, sort_keys=True))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,118 @@
+"""Imports result files: find, read, detect, parse, then append each file atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from adapters import formats
+from domain.errors import (
+    CellConflictError,
+    ImportConflictError,
+    InputFormatError,
+    LedgerError,
+    UnknownFormatError,
+)
+from domain.ledger import GroupHandle, Ledger
+from domain.records import SourceFile
+from domain.signatures import sha256_hex
+
+FileState = Literal["imported", "unchanged", "conflict", "failed", "ignored"]
+
+
+@dataclass(frozen=True)
+class FileReport:
+    path: str
+    state: FileState
+    format: str | None = None
+    runs: int = 0
+    new_runs: int = 0
+    message: str | None = None
+    run_ids: tuple[str, ...] = field(default=())
+
+
+def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
+    """Files as given (explicit), and every non-hidden file under each directory."""
+    for path in paths:
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path)
+                if child.is_file() and not any(p.startswith(".") for p in rel.parts):
+                    yield child, False
+        elif path.exists():
+            yield path, True
+        else:
+            raise InputFormatError(str(path), "no such file or directory")
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when under it: no host paths in the ledger."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+class Importer:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def import_file(
+        self,
+        path: Path,
+        *,
+        group: GroupHandle | None,
+        format_name: str | None = None,
+        explicit: bool = True,
+        label: str | None = None,
+    ) -> FileReport:
+        name = label or display_path(path)
+        fmt_label: str | None = None
+        try:
+            data = path.read_bytes()
+            fmt = formats.by_name(format_name) if format_name else formats.detect(path, data)
+            fmt_label = fmt.NAME
+            records = list(fmt.parse(Path(name), data))
+            source = SourceFile(
+                path=name, sha256=sha256_hex(data), size=len(data), format=fmt.NAME
+            )
+            outcome = self.ledger.import_runs(fmt.SYSTEM, source, records, group=group)
+        except (ImportConflictError, CellConflictError) as e:
+            return FileReport(name, "conflict", fmt_label, message=str(e))
+        except UnknownFormatError as e:
+            # A stray README in a results directory is not an error; a named file is.
+            return FileReport(name, "failed" if explicit else "ignored", message=str(e))
+        except InputFormatError as e:
+            return FileReport(name, "failed", fmt_label, message=str(e))
+        except OSError as e:
+            return FileReport(name, "failed", fmt_label, message=f"{name}: {e.strerror}")
+        except LedgerError as e:
+            return FileReport(name, "failed", fmt_label, message=str(e))
+        return FileReport(
+            name,
+            outcome.state,
+            fmt_label,
+            runs=len(records),
+            new_runs=sum(1 for r in outcome.runs if r.state == "imported"),
+            run_ids=tuple(str(r.run_id) for r in outcome.runs),
+        )
+
+    def import_paths(
+        self,
+        paths: Iterable[Path],
+        *,
+        group: GroupHandle | None,
+        format_name: str | None = None,
+        on_file: Callable[[FileReport], None] | None = None,
+    ) -> list[FileReport]:
+        reports = []
+        for path, explicit in discover(paths):
+            report = self.import_file(
+                path, group=group, format_name=format_name, explicit=explicit
+            )
+            reports.append(report)
+            if on_file:
+                on_file(report)
+        return reports

@@ -1,0 +1,123 @@
+"""Read-side queries over the projected tables."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from domain.errors import AmbiguousIdError, NotFoundError
+
+RUN_JSON_COLUMNS = ("config", "metrics", "tokens", "artifacts", "command")
+
+
+def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def decode_run(row: dict[str, Any]) -> dict[str, Any]:
+    for column in RUN_JSON_COLUMNS:
+        if row.get(column) is not None:
+            row[column] = json.loads(row[column])
+    if row.get("higher_is_better") is not None:
+        row["higher_is_better"] = bool(row["higher_is_better"])
+    row["invalidated"] = bool(row.get("invalidated"))
+    return row
+
+
+class Queries:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def runs(
+        self,
+        *,
+        benchmark: str | None = None,
+        agent: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+    ) -> list[dict[str, Any]]:
+        where, params = [], []
+        for column, value in (
+            ("benchmark", benchmark),
+            ("agent", agent),
+            ("provider", provider),
+            ("model", model),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if status == "invalidated":
+            where.append("invalidated = 1")
+        elif status is not None:
+            where.append("status = ?")
+            params.append(status)
+        sql = "SELECT * FROM runs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY coalesce(started_at, recorded_at), run_id"
+        return [decode_run(r) for r in _rows(self.conn.execute(sql, params))]
+
+    def find_run(self, ref: str) -> dict[str, Any]:
+        """A run by full id, unique id prefix (4+ characters) or run key."""
+        rows = _rows(self.conn.execute("SELECT * FROM runs WHERE run_id = ?", (ref,)))
+        if not rows and len(ref) >= 4:
+            rows = _rows(
+                self.conn.execute(
+                    "SELECT * FROM runs WHERE run_id LIKE ? ORDER BY run_id LIMIT 5",
+                    (ref.lower() + "%",),
+                )
+            )
+        if not rows:
+            rows = _rows(self.conn.execute("SELECT * FROM runs WHERE run_key = ?", (ref,)))
+        if not rows:
+            raise NotFoundError(f"no run matches '{ref}'")
+        if len(rows) > 1:
+            ids = ", ".join(r["run_id"][:12] for r in rows)
+            raise AmbiguousIdError(f"'{ref}' matches several runs ({ids}); give more of the id")
+        return decode_run(rows[0])
+
+    def cell_outcomes(self, run_id: str) -> list[dict[str, Any]]:
+        return _rows(
+            self.conn.execute(
+                "SELECT outcome, count(*) AS cells, avg(score) AS mean_score FROM cells "
+                "WHERE run_id = ? GROUP BY outcome ORDER BY outcome",
+                (run_id,),
+            )
+        )
+
+    def cells(self, run_id: str, limit: int | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT key, outcome, score, metrics FROM cells WHERE run_id = ? ORDER BY rowid"
+        params: list[Any] = [run_id]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = _rows(self.conn.execute(sql, params))
+        for row in rows:
+            row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
+        return rows
+
+    def history(self, stream: str) -> list[dict[str, Any]]:
+        return self._events("SELECT * FROM events WHERE stream = ? ORDER BY version", (stream,))
+
+    def events(self, since: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT * FROM events WHERE position > ? ORDER BY position"
+        params: list[Any] = [since]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._events(sql, params)
+
+    def _events(self, sql: str, params: Any) -> list[dict[str, Any]]:
+        rows = _rows(self.conn.execute(sql, params))
+        for row in rows:
+            row["data"] = json.loads(row["data"])
+        return rows
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("runs", "cells", "events", "benchmarks", "run_groups"):
+            out[table] = self.conn.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0]
+        return out

@@ -1,0 +1,106 @@
+"""Commands that operate the ledger: rebuild, verify, serve, schema."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import click
+
+from adapters.formats import native
+from adapters.verify import verify as verify_chain
+from commands.context import LedgerContext
+from commands.output import stderr
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+
+@click.command()
+@click.option("--projection", "names", multiple=True,
+              help="Only this read model (repeatable); default all")
+@pass_ledger
+def rebuild(ctx: LedgerContext, names: tuple[str, ...]) -> None:
+    """Rebuild read models from the event log, swapping them in atomically.
+
+    Projections whose version changed are rebuilt automatically; this does
+    it on demand, e.g. after a read model was edited by hand.
+
+    \b
+    Example:
+        benchledger rebuild
+        benchledger rebuild --projection runs --projection cells
+    """
+    runner = ctx.services.runner
+    try:
+        targets = runner.by_name(list(names))
+    except KeyError as e:
+        known = ", ".join(p.name for p in runner.projections)
+        raise click.UsageError(f"unknown projection {e} (known: {known})") from None
+    count = runner.rebuild([p.name for p in targets])
+    runner.catch_up()
+    click.echo(f"Rebuilt {', '.join(p.name for p in targets)} from {count} events")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Output JSON")
+@pass_ledger
+def verify(ctx: LedgerContext, as_json: bool) -> None:
+    """Recompute the hash chain over every stored event and compare.
+
+    Exit 0 when every chained event matches, 1 naming the first position
+    whose stored event no longer matches what was recorded.
+
+    \b
+    Example:
+        benchledger verify
+    """
+    services = ctx.services
+    result = verify_chain(services.ledger.recorder, services.store.conn)
+    if as_json:
+        click.echo(json.dumps(asdict(result)))
+    elif result.ok:
+        click.echo(
+            f"OK: {result.checked} events verified; head position {result.head_position}, "
+            f"hash {result.head_sha256}"
+        )
+        if result.unchained:
+            stderr(f"{result.unchained} newer events were not chained yet; chaining them now")
+    else:
+        stderr(f"Error: tampering detected at position {result.bad_position}: {result.problem}")
+    if not result.ok:
+        raise SystemExit(1)
+    services.runner.catch_up()
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Host to bind")
+@click.option("--port", default=8001, show_default=True, type=int, help="Port to bind")
+@pass_ledger
+def serve(ctx: LedgerContext, host: str, port: int) -> None:
+    """Browse the ledger in Datasette (read-only).
+
+    \b
+    Example:
+        benchledger serve --port 8001
+    """
+    from adapters.browse import serve as serve_datasette
+
+    ctx.services.runner.catch_up()
+    path = ctx.settings.db_path
+    ctx.close()
+    stderr(f"Serving {path} at http://{host}:{port}/{path.stem} (Ctrl-C to stop)")
+    serve_datasette(path, host, port)
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the native result format.
+
+    \b
+    Example:
+        benchledger schema > benchledger-run.schema.json
+    """
+    click.echo(json.dumps(native.json_schema(), indent=2))
+
+
+COMMANDS = [rebuild, verify, serve, schema]

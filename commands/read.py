@@ -1,0 +1,151 @@
+"""Commands that read the projected tables: runs, show, history, events."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from commands.context import LedgerContext
+from commands.output import emit, output_options, short
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+RUN_COLUMNS = ["run", "benchmark", "agent", "provider", "model", "status", "score", "cells",
+               "started_at"]
+
+
+def _listing(run: dict[str, Any]) -> dict[str, Any]:
+    status = run["status"] + (" (invalidated)" if run["invalidated"] else "")
+    if run["corrections"]:
+        status += " (corrected)"
+    return {**run, "run": short(run["run_id"]), "status": status}
+
+
+@click.command()
+@click.option("--benchmark", help="Only this benchmark")
+@click.option("--agent", help="Only this agent")
+@click.option("--provider", help="Only this provider")
+@click.option("--model", help="Only this model")
+@click.option("--status", help="Only this status (succeeded, failed, ..., or invalidated)")
+@output_options
+@pass_ledger
+def runs(ctx: LedgerContext, fmt: str | None, **filters: str | None) -> None:
+    """List runs, oldest first.
+
+    \b
+    Example:
+        benchledger runs --benchmark bfcl --status succeeded
+        benchledger runs --agent eliza --json
+    """
+    rows = ctx.queries().runs(**filters)
+    if fmt in ("json", "nl", "csv"):
+        emit(rows, fmt)
+    else:
+        emit([_listing(r) for r in rows], fmt, columns=RUN_COLUMNS, empty="No runs.")
+
+
+@click.command()
+@click.argument("run")
+@click.option("--cells", "n_cells", type=int, default=0, show_default=True,
+              help="Also list this many of its cells")
+@click.option("--json", "as_json", is_flag=True, help="Output JSON")
+@pass_ledger
+def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
+    """Show one run with a summary of its cells.
+
+    RUN is a run id, a unique prefix of one (4+ characters) or a run key.
+
+    \b
+    Example:
+        benchledger show 3fa9c2d1 --cells 10
+    """
+    queries = ctx.queries()
+    row = queries.find_run(run)
+    outcomes = queries.cell_outcomes(row["run_id"])
+    cells = queries.cells(row["run_id"], limit=n_cells) if n_cells else []
+    if as_json:
+        click.echo(json.dumps({"run": row, "cell_outcomes": outcomes, "cells": cells},
+                              indent=2, ensure_ascii=False))
+        return
+    fields = ["run_id", "run_key", "benchmark", "agent", "provider", "model", "status",
+              "score", "unit", "higher_is_better", "attempt", "started_at", "ended_at",
+              "duration_seconds", "error", "invalidated", "invalidated_reason",
+              "original_score", "correction_reason", "signature", "comparison_signature",
+              "run_group_id", "source", "source_format", "source_path", "source_sha256"]
+    width = max(len(f) for f in fields)
+    for name in fields:
+        value = row.get(name)
+        if value is None or (name in ("invalidated",) and not value):
+            continue
+        click.echo(f"{name.ljust(width)}  {value}")
+    for name in ("config", "metrics", "tokens"):
+        if row.get(name):
+            click.echo(f"{name.ljust(width)}  {json.dumps(row[name], sort_keys=True)}")
+    click.echo("")
+    emit(outcomes, None, columns=["outcome", "cells", "mean_score"], empty="No cells.")
+    if cells:
+        click.echo("")
+        emit(cells, None, columns=["key", "outcome", "score", "metrics"])
+
+
+def _summary(event: dict[str, Any]) -> str:
+    data = event["data"]
+    skip = {"originator_id", "originator_version", "timestamp", "cells", "config"}
+    parts = []
+    if "cells" in data:
+        parts.append(f"{len(data['cells'])} cells")
+    for key, value in data.items():
+        if key in skip or value in (None, {}, []):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        parts.append(f"{key}={text[:60]}")
+    return " ".join(parts)[:160]
+
+
+@click.command()
+@click.argument("run")
+@output_options
+@pass_ledger
+def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
+    """Every event of one run, in order: how it got to what `show` prints.
+
+    \b
+    Example:
+        benchledger history 3fa9c2d1
+    """
+    queries = ctx.queries()
+    row = queries.find_run(run)
+    events = queries.history(row["run_id"])
+    _emit_events(events, fmt)
+
+
+@click.command()
+@click.option("--since", type=int, default=0, show_default=True,
+              help="Only events after this position")
+@click.option("--limit", type=int, help="At most this many events")
+@output_options
+@pass_ledger
+def events(ctx: LedgerContext, since: int, limit: int | None, fmt: str | None) -> None:
+    """The audit log: every event in the ledger, in the order it was appended.
+
+    \b
+    Example:
+        benchledger events --since 120 --json
+    """
+    _emit_events(ctx.queries().events(since, limit), fmt)
+
+
+def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
+    if fmt in ("json", "nl"):
+        emit(events, fmt)
+        return
+    rows = [
+        {**e, "stream": short(e["stream"]), "summary": _summary(e)} for e in events
+    ]
+    emit(rows, fmt, columns=["position", "time", "type", "stream", "version", "summary"],
+         empty="No events.")
+
+
+COMMANDS = [runs, show, history, events]

@@ -1,0 +1,171 @@
+"""Commands that append events: import, corrections, demo."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from uuid import UUID
+
+import click
+
+from adapters.demo import build_demo
+from adapters.importer import FileReport, Importer, discover
+from commands.context import LedgerContext, actor
+from commands.output import emit, output_options, short, stderr
+from domain.errors import InputFormatError
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+
+@click.command(name="import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "format_name", help="Skip detection and parse as this format")
+@output_options
+@pass_ledger
+def import_(ctx: LedgerContext, paths: tuple[Path, ...], format_name: str | None, fmt: str | None) -> None:
+    """Import result files or directories of them.
+
+    Each file is appended atomically: a file that fails to parse or conflicts
+    with what the ledger holds appends nothing. Re-importing the same content
+    appends nothing and says so. Exit 1 if any file failed or conflicted.
+
+    \b
+    Example:
+        benchledger import results/run.jsonl
+        benchledger import results/ --json
+    """
+    try:
+        files = list(discover(paths))
+    except InputFormatError as e:
+        raise click.ClickException(str(e)) from None
+    ledger = ctx.services.ledger
+    importer = Importer(ledger)
+    group = ledger.new_group(
+        "import", "import", request={"paths": [str(p) for p in paths]}
+    )
+    reports: list[FileReport] = []
+    with click.progressbar(
+        files, label="Importing", file=click.get_text_stream("stderr"), show_pos=True
+    ) as bar:
+        for path, explicit in bar:
+            reports.append(
+                importer.import_file(
+                    path, group=group, format_name=format_name, explicit=explicit
+                )
+            )
+    ledger.close_group(group)
+    ctx.services.runner.catch_up()
+    rows = [
+        {k: v for k, v in asdict(r).items() if k != "run_ids" or fmt in ("json", "nl")}
+        for r in reports
+        if r.state != "ignored" or fmt in ("json", "nl")
+    ]
+    emit(rows, fmt, columns=["path", "state", "format", "runs", "new_runs", "message"])
+    counts = {s: sum(1 for r in reports if r.state == s) for s in
+              ("imported", "unchanged", "conflict", "failed", "ignored")}
+    stderr(
+        f"{counts['imported']} imported ({sum(r.new_runs for r in reports)} new runs), "
+        f"{counts['unchanged']} unchanged, {counts['conflict']} conflicting, "
+        f"{counts['failed']} failed, {counts['ignored']} ignored"
+    )
+    problems = [r for r in reports if r.state in ("conflict", "failed")]
+    if problems:
+        for r in problems:
+            stderr(f"Error: {r.message}")
+        raise SystemExit(1)
+
+
+@click.command()
+@click.argument("run")
+@click.option("--reason", required=True, help="Why the run must not count")
+@click.option("--by", help="Who decided (default: your user name)")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
+@pass_ledger
+def invalidate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_json: bool) -> None:
+    """Mark a run invalid; it stays in the ledger and its history.
+
+    \b
+    Example:
+        benchledger invalidate 3fa9c2d1 --reason "leaked test set"
+    """
+    row = ctx.queries().find_run(run)
+    ctx.services.ledger.invalidate_run(UUID(row["run_id"]), reason, actor(by))
+    ctx.services.runner.catch_up()
+    _receipt(as_json, {"run_id": row["run_id"], "invalidated": True, "reason": reason},
+             f"Invalidated run {short(row['run_id'])}: {reason}")
+
+
+@click.command()
+@click.argument("run")
+@click.option("--reason", required=True, help="Why the run counts again")
+@click.option("--by", help="Who decided (default: your user name)")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
+@pass_ledger
+def reinstate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_json: bool) -> None:
+    """Undo an invalidation.
+
+    \b
+    Example:
+        benchledger reinstate 3fa9c2d1 --reason "leak ruled out"
+    """
+    row = ctx.queries().find_run(run)
+    ctx.services.ledger.reinstate_run(UUID(row["run_id"]), reason, actor(by))
+    ctx.services.runner.catch_up()
+    _receipt(as_json, {"run_id": row["run_id"], "invalidated": False, "reason": reason},
+             f"Reinstated run {short(row['run_id'])}: {reason}")
+
+
+@click.command(name="correct-score")
+@click.argument("run")
+@click.option("--score", required=True, type=float, help="The corrected score")
+@click.option("--reason", required=True, help="Why the recorded score was wrong")
+@click.option("--by", help="Who corrected it (default: your user name)")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
+@pass_ledger
+def correct_score(
+    ctx: LedgerContext, run: str, score: float, reason: str, by: str | None, as_json: bool
+) -> None:
+    """Correct a run's score; the old one stays in its history.
+
+    \b
+    Example:
+        benchledger correct-score 3fa9c2d1 --score 0.61 --reason "grader bug"
+    """
+    row = ctx.queries().find_run(run)
+    old = ctx.services.ledger.correct_score(UUID(row["run_id"]), score, reason, actor(by))
+    ctx.services.runner.catch_up()
+    _receipt(as_json, {"run_id": row["run_id"], "old_score": old, "score": score,
+                       "reason": reason},
+             f"Corrected run {short(row['run_id'])}: {old} -> {score} ({reason})")
+
+
+@click.command()
+@pass_ledger
+def demo(ctx: LedgerContext) -> None:
+    """Build a realistic demo ledger through the ordinary import path.
+
+    Five benchmarks x three agents x three models, retried attempts, failures
+    and timeouts, an invalidated run, a corrected score and high-score
+    references. Running it again appends nothing.
+
+    \b
+    Example:
+        benchledger --db demo.db demo && benchledger --db demo.db runs
+    """
+    summary = build_demo(ctx.services.ledger)
+    ctx.services.runner.catch_up()
+    counts = ctx.queries().counts()
+    imported = sum(1 for r in summary.files if r.state == "imported")
+    click.echo(
+        f"Demo ledger at {ctx.settings.db_path}: {counts['runs']} runs, {counts['cells']} cells, "
+        f"{counts['benchmarks']} benchmarks, {counts['events']} events "
+        f"({imported} of {len(summary.files)} files newly imported)"
+    )
+
+
+def _receipt(as_json: bool, data: dict[str, object], text: str) -> None:
+    click.echo(json.dumps(data) if as_json else text)
+
+
+COMMANDS = [import_, invalidate, reinstate, correct_score, demo]
