@@ -62,17 +62,42 @@ def generate() -> dict[str, list[RunRecord]]:
                 for attempt in range(1, attempts + 1):
                     clock += timedelta(minutes=rng.randint(7, 95))
                     records.append(
-                        _run(rng, bench, unit, hib, n_cells, difficulty, agent, agent_skill,
-                             provider, model, model_skill, attempt, attempts, clock)
+                        _run(
+                            rng,
+                            bench,
+                            unit,
+                            hib,
+                            n_cells,
+                            difficulty,
+                            agent,
+                            agent_skill,
+                            provider,
+                            model,
+                            model_skill,
+                            attempt,
+                            attempts,
+                            clock,
+                        )
                     )
             files[f"{bench}__{agent}.jsonl"] = records
     return files
 
 
 def _run(
-    rng: random.Random, bench: str, unit: str, hib: bool, n_cells: int, difficulty: float,
-    agent: str, agent_skill: float, provider: str, model: str, model_skill: float,
-    attempt: int, attempts: int, started: datetime,
+    rng: random.Random,
+    bench: str,
+    unit: str,
+    hib: bool,
+    n_cells: int,
+    difficulty: float,
+    agent: str,
+    agent_skill: float,
+    provider: str,
+    model: str,
+    model_skill: float,
+    attempt: int,
+    attempts: int,
+    started: datetime,
 ) -> RunRecord:
     p_pass = min(0.95, max(0.05, 1 - difficulty + agent_skill + model_skill))
     # Earlier attempts of a retried signature fail: a crash, a timeout, a harness error.
@@ -82,8 +107,10 @@ def _run(
     for i in range(cutoff):
         roll = rng.random()
         outcome = (
-            CellOutcome.PASSED if roll < p_pass
-            else CellOutcome.ERROR if roll > 0.97
+            CellOutcome.PASSED
+            if roll < p_pass
+            else CellOutcome.ERROR
+            if roll > 0.97
             else CellOutcome.FAILED
         )
         tokens = rng.randint(800, 24000)
@@ -97,7 +124,8 @@ def _run(
         )
     passed = sum(1 for c in cells if c.outcome is CellOutcome.PASSED)
     duration = timedelta(seconds=rng.randint(120, 3600))
-    status, error, score = RunStatus.SUCCEEDED, None, round(passed / n_cells, 4)
+    status, error = RunStatus.SUCCEEDED, None
+    score: float | None = round(passed / n_cells, 4)
     if failing:
         status = rng.choice((RunStatus.FAILED, RunStatus.TIMED_OUT))
         error = (
@@ -144,8 +172,12 @@ def build_demo(ledger: Ledger, workdir: Path | None = None) -> DemoSummary:
         current = ledger.get_benchmark(bench)
         if current is None or current.version < 2:
             ledger.reference_high_score(
-                bench, label=label, value=value, unit=unit,
-                source="public leaderboard", as_of=date(2026, 9, 30),
+                bench,
+                label=label,
+                value=value,
+                unit=unit,
+                source="public leaderboard",
+                as_of=date(2026, 9, 30),
             )
     invalid = _succeeded(files, "bfcl", "hermes", "gpt-4.1-mini")
     if not ledger.get_run(invalid).invalidated:

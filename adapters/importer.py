@@ -75,9 +75,7 @@ class Importer:
             fmt = formats.by_name(format_name) if format_name else formats.detect(path, data)
             fmt_label = fmt.NAME
             records = list(fmt.parse(Path(name), data))
-            source = SourceFile(
-                path=name, sha256=sha256_hex(data), size=len(data), format=fmt.NAME
-            )
+            source = SourceFile(path=name, sha256=sha256_hex(data), size=len(data), format=fmt.NAME)
             outcome = self.ledger.import_runs(fmt.SYSTEM, source, records, group=group)
         except (ImportConflictError, CellConflictError) as e:
             return FileReport(name, "conflict", fmt_label, message=str(e))
@@ -109,9 +107,7 @@ class Importer:
     ) -> list[FileReport]:
         reports = []
         for path, explicit in discover(paths):
-            report = self.import_file(
-                path, group=group, format_name=format_name, explicit=explicit
-            )
+            report = self.import_file(path, group=group, format_name=format_name, explicit=explicit)
             reports.append(report)
             if on_file:
                 on_file(report)

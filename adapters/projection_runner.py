@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import cast
+from typing import Any, cast
 
 from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
 
@@ -20,7 +20,7 @@ class ProjectionRunner:
     def __init__(
         self,
         recorder: ApplicationRecorder,
-        mapper: Mapper[object],
+        mapper: Mapper[Any],
         store: ReadModelStore,
         projections: Sequence[Projection],
     ) -> None:
@@ -72,15 +72,18 @@ class ProjectionRunner:
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Fold every event not yet applied; rebuild projections whose version changed."""
-        stale = self.outdated()
-        applied = self.rebuild([p.name for p in stale], progress) if stale else 0
+        applied = 0
+        if self.outdated():
+            with self.store.rebuild_lock():
+                # Another process may have rebuilt them while we waited for the lock.
+                stale = self.outdated()
+                if stale:
+                    applied = self._rebuild(stale, progress)
         while True:
             with self.store.write():
                 states = self.store.states()
                 start = min(states[p.name][1] for p in self.projections)
-                notes = self.recorder.select_notifications(
-                    start, PAGE, inclusive_of_start=False
-                )
+                notes = self.recorder.select_notifications(start, PAGE, inclusive_of_start=False)
                 if not notes:
                     return applied
                 envelopes = [self.envelope(n) for n in notes]
@@ -98,6 +101,10 @@ class ProjectionRunner:
     def rebuild(self, names: Sequence[str] | None = None, progress: Progress | None = None) -> int:
         """Fold the whole log into fresh tables, then swap them in atomically."""
         targets = self.by_name(names)
+        with self.store.rebuild_lock():
+            return self._rebuild(targets, progress)
+
+    def _rebuild(self, targets: list[Projection], progress: Progress | None) -> int:
         with self.store.write():
             fresh = {p.name: self.store.create_tables(p, REBUILD_SUFFIX) for p in targets}
         position = 0

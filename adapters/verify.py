@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from dataclasses import dataclass
+from uuid import UUID
 
 from eventsourcing.persistence import ApplicationRecorder
 
@@ -35,7 +36,11 @@ def verify(recorder: ApplicationRecorder, conn: sqlite3.Connection) -> Verificat
         for note in notes:
             digest = hashlib.sha256(
                 event_bytes(
-                    note.id, note.originator_id, note.originator_version, note.topic, note.state
+                    note.id,
+                    UUID(str(note.originator_id)),
+                    note.originator_version,
+                    note.topic,
+                    note.state,
                 )
             ).hexdigest()
             expected = link(head, digest)
@@ -48,18 +53,30 @@ def verify(recorder: ApplicationRecorder, conn: sqlite3.Connection) -> Verificat
             if position != note.id:
                 missing = min(position, note.id)
                 return Verification(
-                    False, checked, head_position, head, bad_position=missing,
+                    False,
+                    checked,
+                    head_position,
+                    head,
+                    bad_position=missing,
                     problem=f"the chain records position {position} where the store has "
                     f"position {note.id}: an event was removed or inserted",
                 )
             if event_sha != digest:
                 return Verification(
-                    False, checked, head_position, head, bad_position=note.id,
+                    False,
+                    checked,
+                    head_position,
+                    head,
+                    bad_position=note.id,
                     problem="the stored event does not match the hash recorded for it",
                 )
             if chain_sha != expected:
                 return Verification(
-                    False, checked, head_position, head, bad_position=note.id,
+                    False,
+                    checked,
+                    head_position,
+                    head,
+                    bad_position=note.id,
                     problem="the recorded chain hash does not follow from the events before it",
                 )
             head, head_position, checked = expected, note.id, checked + 1
@@ -67,7 +84,11 @@ def verify(recorder: ApplicationRecorder, conn: sqlite3.Connection) -> Verificat
     extra = chain.fetchone()
     if extra is not None:
         return Verification(
-            False, checked, head_position, head, bad_position=extra[0],
+            False,
+            checked,
+            head_position,
+            head,
+            bad_position=extra[0],
             problem="the chain records an event the store no longer has",
         )
     return Verification(True, checked, head_position, head, unchained=unchained)

@@ -16,8 +16,9 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 
 
 @click.command()
-@click.option("--projection", "names", multiple=True,
-              help="Only this read model (repeatable); default all")
+@click.option(
+    "--projection", "names", multiple=True, help="Only this read model (repeatable); default all"
+)
 @pass_ledger
 def rebuild(ctx: LedgerContext, names: tuple[str, ...]) -> None:
     """Rebuild read models from the event log, swapping them in atomically.

@@ -12,8 +12,17 @@ from commands.output import emit, output_options, short
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
-RUN_COLUMNS = ["run", "benchmark", "agent", "provider", "model", "status", "score", "cells",
-               "started_at"]
+RUN_COLUMNS = [
+    "run",
+    "benchmark",
+    "agent",
+    "provider",
+    "model",
+    "status",
+    "score",
+    "cells",
+    "started_at",
+]
 
 
 def _listing(run: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +40,7 @@ def _listing(run: dict[str, Any]) -> dict[str, Any]:
 @click.option("--status", help="Only this status (succeeded, failed, ..., or invalidated)")
 @output_options
 @pass_ledger
-def runs(ctx: LedgerContext, fmt: str | None, **filters: str | None) -> None:
+def runs(ctx: LedgerContext, /, fmt: str | None, **filters: str | None) -> None:
     """List runs, oldest first.
 
     \b
@@ -48,8 +57,14 @@ def runs(ctx: LedgerContext, fmt: str | None, **filters: str | None) -> None:
 
 @click.command()
 @click.argument("run")
-@click.option("--cells", "n_cells", type=int, default=0, show_default=True,
-              help="Also list this many of its cells")
+@click.option(
+    "--cells",
+    "n_cells",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Also list this many of its cells",
+)
 @click.option("--json", "as_json", is_flag=True, help="Output JSON")
 @pass_ledger
 def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
@@ -66,14 +81,42 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
     outcomes = queries.cell_outcomes(row["run_id"])
     cells = queries.cells(row["run_id"], limit=n_cells) if n_cells else []
     if as_json:
-        click.echo(json.dumps({"run": row, "cell_outcomes": outcomes, "cells": cells},
-                              indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                {"run": row, "cell_outcomes": outcomes, "cells": cells},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
-    fields = ["run_id", "run_key", "benchmark", "agent", "provider", "model", "status",
-              "score", "unit", "higher_is_better", "attempt", "started_at", "ended_at",
-              "duration_seconds", "error", "invalidated", "invalidated_reason",
-              "original_score", "correction_reason", "signature", "comparison_signature",
-              "run_group_id", "source", "source_format", "source_path", "source_sha256"]
+    fields = [
+        "run_id",
+        "run_key",
+        "benchmark",
+        "agent",
+        "provider",
+        "model",
+        "status",
+        "score",
+        "unit",
+        "higher_is_better",
+        "attempt",
+        "started_at",
+        "ended_at",
+        "duration_seconds",
+        "error",
+        "invalidated",
+        "invalidated_reason",
+        "original_score",
+        "correction_reason",
+        "signature",
+        "comparison_signature",
+        "run_group_id",
+        "source",
+        "source_format",
+        "source_path",
+        "source_sha256",
+    ]
     width = max(len(f) for f in fields)
     for name in fields:
         value = row.get(name)
@@ -122,8 +165,9 @@ def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
 
 
 @click.command()
-@click.option("--since", type=int, default=0, show_default=True,
-              help="Only events after this position")
+@click.option(
+    "--since", type=int, default=0, show_default=True, help="Only events after this position"
+)
 @click.option("--limit", type=int, help="At most this many events")
 @output_options
 @pass_ledger
@@ -141,11 +185,13 @@ def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
     if fmt in ("json", "nl"):
         emit(events, fmt)
         return
-    rows = [
-        {**e, "stream": short(e["stream"]), "summary": _summary(e)} for e in events
-    ]
-    emit(rows, fmt, columns=["position", "time", "type", "stream", "version", "summary"],
-         empty="No events.")
+    rows = [{**e, "stream": short(e["stream"]), "summary": _summary(e)} for e in events]
+    emit(
+        rows,
+        fmt,
+        columns=["position", "time", "type", "stream", "version", "summary"],
+        empty="No events.",
+    )
 
 
 COMMANDS = [runs, show, history, events]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from uuid import UUID
@@ -23,7 +24,9 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 @click.option("--format", "format_name", help="Skip detection and parse as this format")
 @output_options
 @pass_ledger
-def import_(ctx: LedgerContext, paths: tuple[Path, ...], format_name: str | None, fmt: str | None) -> None:
+def import_(
+    ctx: LedgerContext, paths: tuple[Path, ...], format_name: str | None, fmt: str | None
+) -> None:
     """Import result files or directories of them.
 
     Each file is appended atomically: a file that fails to parse or conflicts
@@ -41,18 +44,12 @@ def import_(ctx: LedgerContext, paths: tuple[Path, ...], format_name: str | None
         raise click.ClickException(str(e)) from None
     ledger = ctx.services.ledger
     importer = Importer(ledger)
-    group = ledger.new_group(
-        "import", "import", request={"paths": [str(p) for p in paths]}
-    )
+    group = ledger.new_group("import", "import", request={"paths": [str(p) for p in paths]})
     reports: list[FileReport] = []
-    with click.progressbar(
-        files, label="Importing", file=click.get_text_stream("stderr"), show_pos=True
-    ) as bar:
+    with click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar:
         for path, explicit in bar:
             reports.append(
-                importer.import_file(
-                    path, group=group, format_name=format_name, explicit=explicit
-                )
+                importer.import_file(path, group=group, format_name=format_name, explicit=explicit)
             )
     ledger.close_group(group)
     ctx.services.runner.catch_up()
@@ -62,8 +59,10 @@ def import_(ctx: LedgerContext, paths: tuple[Path, ...], format_name: str | None
         if r.state != "ignored" or fmt in ("json", "nl")
     ]
     emit(rows, fmt, columns=["path", "state", "format", "runs", "new_runs", "message"])
-    counts = {s: sum(1 for r in reports if r.state == s) for s in
-              ("imported", "unchanged", "conflict", "failed", "ignored")}
+    counts = {
+        s: sum(1 for r in reports if r.state == s)
+        for s in ("imported", "unchanged", "conflict", "failed", "ignored")
+    }
     stderr(
         f"{counts['imported']} imported ({sum(r.new_runs for r in reports)} new runs), "
         f"{counts['unchanged']} unchanged, {counts['conflict']} conflicting, "
@@ -92,8 +91,11 @@ def invalidate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_jso
     row = ctx.queries().find_run(run)
     ctx.services.ledger.invalidate_run(UUID(row["run_id"]), reason, actor(by))
     ctx.services.runner.catch_up()
-    _receipt(as_json, {"run_id": row["run_id"], "invalidated": True, "reason": reason},
-             f"Invalidated run {short(row['run_id'])}: {reason}")
+    _receipt(
+        as_json,
+        {"run_id": row["run_id"], "invalidated": True, "reason": reason},
+        f"Invalidated run {short(row['run_id'])}: {reason}",
+    )
 
 
 @click.command()
@@ -112,8 +114,11 @@ def reinstate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_json
     row = ctx.queries().find_run(run)
     ctx.services.ledger.reinstate_run(UUID(row["run_id"]), reason, actor(by))
     ctx.services.runner.catch_up()
-    _receipt(as_json, {"run_id": row["run_id"], "invalidated": False, "reason": reason},
-             f"Reinstated run {short(row['run_id'])}: {reason}")
+    _receipt(
+        as_json,
+        {"run_id": row["run_id"], "invalidated": False, "reason": reason},
+        f"Reinstated run {short(row['run_id'])}: {reason}",
+    )
 
 
 @click.command(name="correct-score")
@@ -135,9 +140,11 @@ def correct_score(
     row = ctx.queries().find_run(run)
     old = ctx.services.ledger.correct_score(UUID(row["run_id"]), score, reason, actor(by))
     ctx.services.runner.catch_up()
-    _receipt(as_json, {"run_id": row["run_id"], "old_score": old, "score": score,
-                       "reason": reason},
-             f"Corrected run {short(row['run_id'])}: {old} -> {score} ({reason})")
+    _receipt(
+        as_json,
+        {"run_id": row["run_id"], "old_score": old, "score": score, "reason": reason},
+        f"Corrected run {short(row['run_id'])}: {old} -> {score} ({reason})",
+    )
 
 
 @click.command()

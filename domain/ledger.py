@@ -61,7 +61,7 @@ class Ledger(Application[UUID]):
     name = "benchledger"
 
     # Aggregates are immutable pydantic models: copying them from a cache buys nothing.
-    env = {"DEEPCOPY_FROM_AGGREGATE_CACHE": "n"}  # noqa: RUF012
+    env = {"DEEPCOPY_FROM_AGGREGATE_CACHE": "n"}
 
     # -- reading aggregates -------------------------------------------------
 
@@ -131,11 +131,12 @@ class Ledger(Application[UUID]):
                 raise ImportConflictError(
                     f"{source.path}: run '{run_key}' appears twice in one file"
                 )
-            events.extend(
-                self._run_events(run_id, record, source, content, group)
-            )
+            events.extend(self._run_events(run_id, record, source, content, group))
             outcomes.append(RunOutcome(run_id, run_key, "imported"))
             new_benchmarks.setdefault(record.header.benchmark, record)
+        if not events:
+            # Every run is already recorded with this content: the file adds no facts.
+            return ImportOutcome("unchanged", tuple(outcomes), 0)
         for name, record in sorted(new_benchmarks.items()):
             if self.get_benchmark(name) is None:
                 registered = benchmark_model.register(

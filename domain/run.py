@@ -271,6 +271,8 @@ def correct_score(run: Run, new_score: float | None, reason: str, actor: str) ->
     )
 
 
-def finish_again_guard(run: Run) -> None:
+def finish(run: Run, **outcome: Any) -> RunFinished:
+    """Close a running run with its outcome; a run finishes once."""
     if run.finished:
-        raise RunAlreadyFinishedError(f"run {run.id} has already finished")
+        raise RunAlreadyFinishedError(f"run {run.id} has already finished ({run.status})")
+    return RunFinished(originator_id=run.id, originator_version=run.version + 1, **outcome)

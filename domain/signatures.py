@@ -31,9 +31,7 @@ def sha256_hex(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def signature(
-    benchmark: str, agent: str, provider: str, model: str, config: dict[str, Any]
-) -> str:
+def signature(benchmark: str, agent: str, provider: str, model: str, config: dict[str, Any]) -> str:
     return sha256_hex(
         canonical_json(
             {
@@ -47,9 +45,7 @@ def signature(
     )
 
 
-def comparison_signature(
-    benchmark: str, provider: str, model: str, config: dict[str, Any]
-) -> str:
+def comparison_signature(benchmark: str, provider: str, model: str, config: dict[str, Any]) -> str:
     return sha256_hex(
         canonical_json(
             {"benchmark": benchmark, "config": config, "model": model, "provider": provider}

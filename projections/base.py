@@ -54,6 +54,9 @@ class Projection:
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         raise NotImplementedError
 
+    def check_rebuilt(self, read: Any, live: dict[str, str], fresh: dict[str, str]) -> None:
+        """Refuse to swap in rebuilt tables that contradict the live ones (most never do)."""
+
 
 def to_json(value: Any) -> str | None:
     if value is None:

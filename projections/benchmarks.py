@@ -64,31 +64,40 @@ class BenchmarksProjection(Projection):
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
         if isinstance(event, BenchmarkRegistered):
-            yield REGISTER, (
-                event.benchmark,
-                event.directory,
-                event.unit,
-                int(event.higher_is_better),
-                event.description,
-                iso(event.timestamp),
+            yield (
+                REGISTER,
+                (
+                    event.benchmark,
+                    event.directory,
+                    event.unit,
+                    int(event.higher_is_better),
+                    event.description,
+                    iso(event.timestamp),
+                ),
             )
         elif isinstance(event, HighScoreReferenced):
             as_of = event.as_of.isoformat() if event.as_of else None
-            yield REFERENCE, (
-                event.label,
-                event.value,
-                event.unit,
-                event.source,
-                as_of,
-                event.benchmark,
+            yield (
+                REFERENCE,
+                (
+                    event.label,
+                    event.value,
+                    event.unit,
+                    event.source,
+                    as_of,
+                    event.benchmark,
+                ),
             )
-            yield HISTORY, (
-                envelope.position,
-                event.benchmark,
-                event.label,
-                event.value,
-                event.unit,
-                event.source,
-                as_of,
-                iso(event.timestamp),
+            yield (
+                HISTORY,
+                (
+                    envelope.position,
+                    event.benchmark,
+                    event.label,
+                    event.value,
+                    event.unit,
+                    event.source,
+                    as_of,
+                    iso(event.timestamp),
+                ),
             )

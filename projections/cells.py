@@ -29,10 +29,15 @@ class CellsProjection(Projection):
         run_id = str(envelope.stream)
         dumps = json.dumps
         for cell in event.cells:
-            yield INSERT, (
-                run_id,
-                cell.key,
-                cell.outcome.value,
-                cell.score,
-                dumps(cell.metrics, sort_keys=True, ensure_ascii=False) if cell.metrics else None,
+            yield (
+                INSERT,
+                (
+                    run_id,
+                    cell.key,
+                    cell.outcome.value,
+                    cell.score,
+                    dumps(cell.metrics, sort_keys=True, ensure_ascii=False)
+                    if cell.metrics
+                    else None,
+                ),
             )

@@ -7,12 +7,11 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
+from domain.errors import TamperError
 from projections.base import Change, Envelope, Projection, Table
 
 GENESIS = "0" * 64
-INSERT = (
-    "INSERT INTO [{chain}] (position, event_sha256, chain_sha256) VALUES (?, ?, ?)"
-)
+INSERT = "INSERT INTO [{chain}] (position, event_sha256, chain_sha256) VALUES (?, ?, ?)"
 
 
 def event_bytes(position: int, stream: UUID, version: int, topic: str, state: bytes) -> bytes:
@@ -51,3 +50,18 @@ class ChainProjection(Projection):
         ).hexdigest()
         self.head = link(self.head, digest)
         yield INSERT, (envelope.position, digest, self.head)
+
+    def check_rebuilt(self, read: Any, live: dict[str, str], fresh: dict[str, str]) -> None:
+        # A rebuild must never launder an edited event into a fresh, self-consistent chain.
+        if read(f"SELECT 1 FROM sqlite_master WHERE name = '{live['chain']}'") is None:
+            return
+        row = read(
+            f"SELECT min(old.position) FROM [{live['chain']}] AS old "
+            f"LEFT JOIN [{fresh['chain']}] AS new USING (position) "
+            "WHERE new.chain_sha256 IS NULL OR new.chain_sha256 != old.chain_sha256"
+        )
+        if row is not None and row[0] is not None:
+            raise TamperError(
+                f"the event log no longer matches the recorded chain at position {row[0]}; "
+                "refusing to rebuild the chain over it (run `benchledger verify`)"
+            )

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from projections.base import Change, Envelope, Projection, Table, iso
 
 INSERT = (
-    "INSERT INTO [{events}] (position, stream, version, type, time, data) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO [{events}] (position, stream, version, type, time, data) VALUES (?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -32,11 +31,14 @@ class EventsProjection(Projection):
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        yield INSERT, (
-            envelope.position,
-            str(envelope.stream),
-            envelope.version,
-            type(envelope.event).__name__,
-            iso(envelope.event.timestamp),
-            envelope.state.decode("utf-8"),
+        yield (
+            INSERT,
+            (
+                envelope.position,
+                str(envelope.stream),
+                envelope.version,
+                type(envelope.event).__name__,
+                iso(envelope.event.timestamp),
+                envelope.state.decode("utf-8"),
+            ),
         )

@@ -36,13 +36,16 @@ class ImportsProjection(Projection):
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
         if isinstance(event, ResultFileImported):
-            yield INSERT, (
-                event.sha256,
-                event.path,
-                event.format,
-                event.size,
-                len(event.run_ids),
-                uid(event.run_group_id),
-                iso(event.timestamp),
-                envelope.position,
+            yield (
+                INSERT,
+                (
+                    event.sha256,
+                    event.path,
+                    event.format,
+                    event.size,
+                    len(event.run_ids),
+                    uid(event.run_group_id),
+                    iso(event.timestamp),
+                    envelope.position,
+                ),
             )

@@ -41,14 +41,17 @@ class RunGroupsProjection(Projection):
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
         if isinstance(event, RunGroupOpened):
-            yield INSERT, (
-                str(envelope.stream),
-                event.label,
-                event.kind,
-                iso(event.timestamp),
-                to_json(event.request),
-                to_json(event.selection),
-                to_json(event.repo_meta),
+            yield (
+                INSERT,
+                (
+                    str(envelope.stream),
+                    event.label,
+                    event.kind,
+                    iso(event.timestamp),
+                    to_json(event.request),
+                    to_json(event.selection),
+                    to_json(event.repo_meta),
+                ),
             )
         elif isinstance(event, RunGroupClosed):
             yield CLOSE, (iso(event.timestamp), to_json(event.summary), str(envelope.stream))

@@ -109,60 +109,69 @@ class RunsProjection(Projection):
         at = iso(event.timestamp)
         pos = envelope.position
         if isinstance(event, RunStarted):
-            yield INSERT, (
-                run_id,
-                event.run_key,
-                event.benchmark,
-                event.agent,
-                event.provider,
-                event.model,
-                event.attempt,
-                iso(event.started_at),
-                to_json(event.config),
-                event.signature,
-                event.comparison_signature,
-                uid(event.run_group_id),
-                event.source,
-                event.source_format,
-                event.source_path,
-                event.source_sha256,
-                to_json(event.command),
-                event.cwd,
-                event.host,
-                at,
-                at,
-                pos,
+            yield (
+                INSERT,
+                (
+                    run_id,
+                    event.run_key,
+                    event.benchmark,
+                    event.agent,
+                    event.provider,
+                    event.model,
+                    event.attempt,
+                    iso(event.started_at),
+                    to_json(event.config),
+                    event.signature,
+                    event.comparison_signature,
+                    uid(event.run_group_id),
+                    event.source,
+                    event.source_format,
+                    event.source_path,
+                    event.source_sha256,
+                    to_json(event.command),
+                    event.cwd,
+                    event.host,
+                    at,
+                    at,
+                    pos,
+                ),
             )
         elif isinstance(event, CellsRecorded):
             counts = dict.fromkeys(CellOutcome, 0)
             for cell in event.cells:
                 counts[cell.outcome] += 1
-            yield ADD_CELLS, (
-                len(event.cells),
-                counts[CellOutcome.PASSED],
-                counts[CellOutcome.FAILED],
-                counts[CellOutcome.ERROR],
-                counts[CellOutcome.SKIPPED],
-                at,
-                pos,
-                run_id,
+            yield (
+                ADD_CELLS,
+                (
+                    len(event.cells),
+                    counts[CellOutcome.PASSED],
+                    counts[CellOutcome.FAILED],
+                    counts[CellOutcome.ERROR],
+                    counts[CellOutcome.SKIPPED],
+                    at,
+                    pos,
+                    run_id,
+                ),
             )
         elif isinstance(event, RunFinished):
-            yield FINISH, (
-                event.status.value,
-                event.score,
-                event.unit,
-                int(event.higher_is_better),
-                to_json(event.metrics),
-                to_json(event.tokens),
-                event.duration_seconds,
-                event.exit_code,
-                event.error,
-                iso(event.ended_at),
-                to_json(event.artifacts),
-                at,
-                pos,
-                run_id,
+            yield (
+                FINISH,
+                (
+                    event.status.value,
+                    event.score,
+                    event.unit,
+                    int(event.higher_is_better),
+                    to_json(event.metrics),
+                    to_json(event.tokens),
+                    event.duration_seconds,
+                    event.exit_code,
+                    event.error,
+                    iso(event.ended_at),
+                    to_json(event.artifacts),
+                    at,
+                    pos,
+                    run_id,
+                ),
             )
         elif isinstance(event, RunInvalidated):
             yield INVALIDATE, (1, event.reason, at, pos, run_id)
@@ -170,5 +179,3 @@ class RunsProjection(Projection):
             yield INVALIDATE, (0, None, at, pos, run_id)
         elif isinstance(event, ScoreCorrected):
             yield CORRECT, (event.new_score, event.reason, at, pos, run_id)
-
-

@@ -7,6 +7,7 @@ swaps them in with one transaction, so a reader never sees half a table.
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,9 +24,7 @@ REBUILD_SUFFIX = "__rebuild"
 
 def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
-        conn = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=60
-        )
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=60)
     else:
         conn = sqlite3.connect(str(path), isolation_level=None, timeout=60)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -63,6 +62,17 @@ class ReadModelStore:
             self.conn.execute("COMMIT")
         finally:
             self._in_transaction = False
+
+    @contextmanager
+    def rebuild_lock(self) -> Iterator[None]:
+        """One rebuild at a time per ledger file; the OS drops it if the holder dies."""
+        lock_path = self.path.with_name(self.path.name + ".rebuild-lock")
+        with open(lock_path, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def states(self) -> dict[str, tuple[int, int]]:
         rows = self.conn.execute(f"SELECT projection, version, position FROM [{STATE_TABLE}]")
@@ -102,6 +112,11 @@ class ReadModelStore:
     def swap_in(self, projection: Projection, suffix: str) -> None:
         """Replace live tables by rebuilt ones; call inside `write()`."""
         assert self._in_transaction
+        projection.check_rebuilt(
+            self._read_one,
+            {t.name: t.name for t in projection.tables},
+            {t.name: t.name + suffix for t in projection.tables},
+        )
         for table in projection.tables:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table.name}]")
             self.conn.execute(f"ALTER TABLE [{table.name + suffix}] RENAME TO [{table.name}]")

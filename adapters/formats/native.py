@@ -54,7 +54,9 @@ def _loads(name: str, text: str, line: int | None = None) -> Any:
         ) from None
 
 
-def _field_error(name: str, error: ValidationError, *, line: int | None, prefix: str = "") -> InputFormatError:
+def _field_error(
+    name: str, error: ValidationError, *, line: int | None, prefix: str = ""
+) -> InputFormatError:
     first = error.errors()[0]
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
     field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None

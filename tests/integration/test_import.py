@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import Invoke
+from tests.helpers import run_json, write_json, write_jsonl
+
+
+def stored_events(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM stored_events").fetchone()[0])
+
+
+CELLS = [
+    {"key": "t1", "outcome": "passed", "score": 1.0},
+    {"key": "t2", "outcome": "failed", "score": 0.0},
+]
+
+
+class TestImportingNativeFiles:
+    def test_a_run_and_its_cells_become_events_and_rows(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=CELLS))
+        result = invoke("import", str(path), "--json")
+        [report] = json.loads(result.stdout)
+        assert report["state"] == "imported" and report["new_runs"] == 1
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        assert (run["benchmark"], run["status"], run["score"], run["cells"]) == (
+            "bfcl",
+            "succeeded",
+            0.5,
+            2,
+        )
+        assert run["cells_passed"] == 1 and run["source_sha256"]
+        types = [e["type"] for e in json.loads(invoke("events", "--json").stdout)]
+        assert types == [
+            "RunGroupOpened",
+            "RunStarted",
+            "CellsRecorded",
+            "RunFinished",
+            "BenchmarkRegistered",
+            "ResultFileImported",
+            "RunGroupClosed",
+        ]
+
+    def test_reimporting_the_same_bytes_appends_nothing_and_says_so(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=CELLS))
+        invoke("import", str(path))
+        before = stored_events(db)
+        result = invoke("import", str(path))
+        assert "unchanged" in result.stdout
+        assert "0 imported" in result.stderr and "1 unchanged" in result.stderr
+        assert stored_events(db) == before
+
+    def test_the_same_runs_in_a_reformatted_file_are_unchanged(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        doc = run_json(cells=CELLS)
+        invoke("import", str(write_json(tmp_path / "a.json", doc)))
+        before = stored_events(db)
+        (tmp_path / "b.json").write_text(json.dumps(doc))  # same content, other bytes
+        result = invoke("import", str(tmp_path / "b.json"))
+        assert "unchanged" in result.stdout
+        assert stored_events(db) == before
+
+    def test_a_changed_file_for_the_same_run_conflicts_and_appends_nothing(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=CELLS))
+        invoke("import", str(path))
+        before = stored_events(db)
+        write_json(path, run_json(score=0.9, cells=CELLS))
+        result = invoke("import", str(path), expect=1)
+        assert "conflict" in result.stdout
+        assert "already recorded" in result.stderr and "Error:" in result.stderr
+        assert stored_events(db) == before
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        assert run["score"] == 0.5
+
+    def test_a_malformed_file_names_file_line_and_field_and_appends_nothing(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        invoke("demo")
+        before = stored_events(db)
+        path = write_jsonl(
+            tmp_path / "bad.jsonl",
+            [
+                {
+                    "type": "run",
+                    "benchmark": "b",
+                    "agent": "a",
+                    "model": "m",
+                    "status": "succeeded",
+                },
+                {"type": "cell", "key": "k1", "outcome": "passed"},
+                {"type": "cell", "key": "k2", "outcome": "passed", "score": "very"},
+            ],
+        )
+        result = invoke("import", str(path), expect=1)
+        assert "bad.jsonl:3: field 'score'" in result.stderr
+        assert result.stderr.count("Error:") == 1
+        assert stored_events(db) == before
+
+    def test_a_bad_file_in_a_directory_does_not_stop_or_taint_the_others(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        results = tmp_path / "results"
+        results.mkdir()
+        write_json(results / "a.json", run_json("bfcl"))
+        write_json(results / "b.json", {**run_json("gaia"), "status": "weird"})
+        (results / "README.txt").write_text("not a result file")
+        result = invoke("import", str(results), "--json", expect=1)
+        states = {Path(r["path"]).name: r["state"] for r in json.loads(result.stdout)}
+        assert states == {"a.json": "imported", "b.json": "failed", "README.txt": "ignored"}
+        assert [r["benchmark"] for r in json.loads(invoke("runs", "--json").stdout)] == ["bfcl"]
+
+    def test_a_named_file_of_unknown_format_is_an_error(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "notes.txt"
+        path.write_text("hello")
+        result = invoke("import", str(path), expect=1)
+        assert "not a known result format" in result.stderr
+
+    def test_a_missing_path_is_an_error(self, invoke: Invoke, tmp_path: Path) -> None:
+        result = invoke("import", str(tmp_path / "nope.json"), expect=1)
+        assert "Error:" in result.stderr and "no such file" in result.stderr
+
+    def test_two_payloads_for_one_cell_key_conflict(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        cells = [*CELLS, {"key": "t1", "outcome": "failed", "score": 0.0}]
+        path = write_json(tmp_path / "run.json", run_json(cells=cells))
+        result = invoke("import", str(path), expect=1)
+        assert "cell 't1' appears twice" in result.stderr
+        assert not db.exists() or stored_events(db) == 0
+
+    def test_an_exact_repeat_of_a_cell_is_recorded_once(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=[*CELLS, CELLS[0]]))
+        invoke("import", str(path))
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        assert run["cells"] == 2
+
+    def test_jsonl_files_hold_several_runs(self, invoke: Invoke, tmp_path: Path) -> None:
+        header = {
+            "type": "run",
+            "benchmark": "b",
+            "agent": "a",
+            "model": "m",
+            "status": "succeeded",
+            "score": 1.0,
+        }
+        path = write_jsonl(
+            tmp_path / "runs.jsonl",
+            [
+                {**header, "run_key": "one"},
+                {"type": "cell", "key": "k", "outcome": "passed"},
+                {**header, "run_key": "two", "status": "failed", "score": None},
+            ],
+        )
+        invoke("import", str(path))
+        rows = json.loads(invoke("runs", "--json").stdout)
+        assert sorted((r["run_key"], r["status"]) for r in rows) == [
+            ("one", "succeeded"),
+            ("two", "failed"),
+        ]

@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters import projection_runner
+from adapters.bootstrap import Services, Settings, build
+from domain.records import Cell, RunHeader, RunRecord, SourceFile
+from domain.signatures import sha256_hex
+from projections.registry import all_projections
+
+TABLES = [t.name for p in all_projections() for t in p.tables]
+
+
+def dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with sqlite3.connect(db) as conn:
+        return {t: conn.execute(f"SELECT * FROM [{t}] ORDER BY rowid").fetchall() for t in TABLES}
+
+
+def record(i: int, cells: int, score: float | None = 0.5, bench: str = "bfcl") -> RunRecord:
+    return RunRecord(
+        header=RunHeader(
+            run_key=f"run-{i}",
+            benchmark=bench,
+            agent=f"agent{i % 3}",
+            model="m",
+            status="succeeded" if score is not None else "failed",
+            score=score,
+        ),
+        cells=tuple(
+            Cell(key=f"k{j}", outcome="passed" if j % 2 else "failed", score=j % 2)
+            for j in range(cells)
+        ),
+    )
+
+
+def import_record(services: Services, rec: RunRecord, name: str = "f") -> None:
+    data = rec.model_dump_json().encode()
+    source = SourceFile(
+        path=f"{name}.json", sha256=sha256_hex(data), size=len(data), format="native"
+    )
+    services.ledger.import_runs("native", source, [rec])
+
+
+@pytest.fixture
+def services(db: Path) -> Any:
+    with build(Settings(db_path=db)) as s:
+        yield s
+
+
+class TestRebuild:
+    def test_rebuilding_twice_gives_identical_tables(self, services: Services, db: Path) -> None:
+        for i in range(5):
+            import_record(services, record(i, 700), f"f{i}")
+        services.ledger.invalidate_run(_run_id(db, services, "run-1"), "leak", "me")
+        services.runner.catch_up()
+        first = dump(db)
+        services.runner.rebuild()
+        second = dump(db)
+        services.runner.rebuild()
+        assert first == second == dump(db)
+        assert len(first["cells"]) == 3500
+
+    def test_a_changed_projection_version_is_rebuilt_on_the_next_catch_up(
+        self, services: Services, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import_record(services, record(1, 3))
+        services.runner.catch_up()
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE runs SET score = 99")  # a hand edit a rebuild must undo
+        runs = next(p for p in services.runner.projections if p.name == "runs")
+        monkeypatch.setattr(type(runs), "version", 2)
+        services.runner.catch_up()
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT score FROM runs").fetchall() == [(0.5,)]
+            assert conn.execute(
+                "SELECT version FROM _projection_state WHERE projection = 'runs'"
+            ).fetchone() == (2,)
+
+    def test_readers_see_the_old_tables_until_the_swap(self, services: Services, db: Path) -> None:
+        import_record(services, record(1, 3))
+        services.runner.catch_up()
+        reader = sqlite3.connect(db)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+        services.runner.rebuild(["cells"])
+        assert reader.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+        reader.execute("COMMIT")
+        reader.close()
+
+
+def _run_id(db: Path, services: Services, key: str) -> Any:
+    from uuid import UUID
+
+    services.runner.catch_up()
+    with sqlite3.connect(db) as conn:
+        return UUID(conn.execute("SELECT run_id FROM runs WHERE run_key = ?", (key,)).fetchone()[0])
+
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("import"), st.integers(0, 1100), st.sampled_from([None, 0.25, 0.75])),
+        st.tuples(st.just("invalidate"), st.integers(0, 20), st.none()),
+        st.tuples(st.just("correct"), st.integers(0, 20), st.floats(0, 1)),
+        st.tuples(st.just("catch_up"), st.integers(1, 7), st.none()),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=operations)
+def test_incremental_catch_up_equals_a_full_rebuild(ops: list[tuple[str, int, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "ledger.db"
+        with build(Settings(db_path=db)) as services:
+            imported: list[str] = []
+            for i, (op, n, value) in enumerate(ops):
+                if op == "import":
+                    import_record(services, record(i, n, value, bench=f"b{i % 2}"), f"f{i}")
+                    imported.append(f"run-{i}")
+                elif op == "catch_up":
+                    original = projection_runner.PAGE
+                    projection_runner.PAGE = n
+                    try:
+                        services.runner.catch_up()
+                    finally:
+                        projection_runner.PAGE = original
+                elif imported:
+                    run_id = _run_id(db, services, imported[n % len(imported)])
+                    run = services.ledger.get_run(run_id)
+                    if op == "invalidate":
+                        if run.invalidated:
+                            services.ledger.reinstate_run(run_id, "ok", "me")
+                        else:
+                            services.ledger.invalidate_run(run_id, "bad", "me")
+                    else:
+                        services.ledger.correct_score(run_id, value, "fix", "me")
+            services.runner.catch_up()
+            incremental = dump(db)
+            services.runner.rebuild()
+            assert dump(db) == incremental
+
+
+def _catch_up(db: str, barrier: Any) -> None:
+    with build(Settings(db_path=Path(db))) as services:
+        barrier.wait()
+        services.runner.catch_up()
+
+
+def test_concurrent_catch_ups_apply_each_event_exactly_once(db: Path) -> None:
+    with build(Settings(db_path=db)) as services:
+        for i in range(20):
+            import_record(services, record(i, 600), f"f{i}")
+        expected_cells = 20 * 600
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(3)
+    procs = [ctx.Process(target=_catch_up, args=(str(db), barrier)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM cells").fetchone() == (expected_cells,)
+        assert conn.execute("SELECT sum(cells) FROM runs").fetchone() == (expected_cells,)
+        assert (
+            conn.execute("SELECT count(*) FROM events").fetchone()
+            == conn.execute("SELECT count(*) FROM stored_events").fetchone()
+        )

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from uuid import uuid4
+
+import pytest
+
+from domain import run as run_model
+from domain.errors import (
+    CellConflictError,
+    InvalidationStateError,
+    RunAlreadyFinishedError,
+    RunNotFinishedError,
+)
+from domain.records import Cell, RunHeader, RunRecord, RunStatus
+from domain.run import Run
+
+
+def started() -> Run:
+    record = RunRecord(
+        header=RunHeader(
+            benchmark="bfcl", agent="eliza", model="m", status=RunStatus.SUCCEEDED, score=1.0
+        )
+    )
+    event = run_model.start(uuid4(), record, source="executed")
+    run = run_model.mutate(event, None)
+    assert run is not None
+    return run
+
+
+def apply(run: Run, *events: run_model.Event) -> Run:
+    result = run_model.project_run(run, events)
+    assert result is not None
+    return result
+
+
+def cell(key: str, outcome: str = "passed", score: float | None = 1.0) -> Cell:
+    return Cell(key=key, outcome=outcome, score=score)  # type: ignore[arg-type]
+
+
+def record_cells(run: Run, *cells: Cell) -> Run:
+    fresh = run_model.new_cells(run, cells)
+    return apply(
+        run,
+        run_model.CellsRecorded(
+            originator_id=run.id, originator_version=run.version + 1, cells=tuple(fresh)
+        ),
+    )
+
+
+class TestCells:
+    def test_a_repeated_cell_with_the_same_payload_is_a_no_op(self) -> None:
+        run = record_cells(started(), cell("a"), cell("b"))
+        assert run_model.new_cells(run, [cell("a"), cell("c")]) == [cell("c")]
+
+    def test_a_repeated_cell_with_a_different_payload_is_refused(self) -> None:
+        run = record_cells(started(), cell("a"))
+        with pytest.raises(CellConflictError, match="'a'"):
+            run_model.new_cells(run, [cell("a", "failed", 0.0)])
+
+    def test_two_payloads_for_one_key_in_one_batch_are_refused(self) -> None:
+        with pytest.raises(CellConflictError):
+            run_model.new_cells(started(), [cell("a"), cell("a", "failed", 0.0)])
+
+    def test_an_imported_run_drops_exact_repeats_and_refuses_conflicts(self) -> None:
+        assert run_model.unique_cells([cell("a"), cell("a")], where="f") == [cell("a")]
+        with pytest.raises(CellConflictError, match="f: cell 'a'"):
+            run_model.unique_cells([cell("a"), cell("a", "error", None)], where="f")
+
+    def test_no_cells_are_accepted_after_the_run_finished(self) -> None:
+        run = started()
+        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=1.0))
+        with pytest.raises(RunAlreadyFinishedError):
+            run_model.new_cells(run, [cell("z")])
+
+    def test_finishing_clears_the_cell_fingerprints_from_state(self) -> None:
+        run = record_cells(started(), cell("a"))
+        run = apply(run, run_model.finish(run, status=RunStatus.FAILED))
+        assert run.cell_digests == {}
+
+
+class TestFinishing:
+    def test_a_run_finishes_once(self) -> None:
+        run = started()
+        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=0.5))
+        with pytest.raises(RunAlreadyFinishedError):
+            run_model.finish(run, status=RunStatus.FAILED)
+
+    def test_a_score_cannot_be_corrected_before_the_run_finished(self) -> None:
+        with pytest.raises(RunNotFinishedError):
+            run_model.correct_score(started(), 0.3, "r", "me")
+
+    def test_a_correction_keeps_the_old_score_on_the_event(self) -> None:
+        run = started()
+        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=0.5))
+        event = run_model.correct_score(run, 0.4, "grader bug", "me")
+        assert (event.old_score, event.new_score) == (0.5, 0.4)
+        assert apply(run, event).score == 0.4
+
+
+class TestInvalidation:
+    def test_invalidate_then_reinstate(self) -> None:
+        run = started()
+        run = apply(run, run_model.invalidate(run, "leak", "me"))
+        assert run.invalidated
+        with pytest.raises(InvalidationStateError):
+            run_model.invalidate(run, "again", "me")
+        run = apply(run, run_model.reinstate(run, "fine", "me"))
+        assert not run.invalidated
+        with pytest.raises(InvalidationStateError):
+            run_model.reinstate(run, "again", "me")
