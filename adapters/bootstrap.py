@@ -60,6 +60,7 @@ def event_store_env(settings: Settings) -> dict[str, str]:
         POSTGRES_USER=unquote(parsed.username or "postgres"),
         POSTGRES_PASSWORD=unquote(parsed.password or ""),
         POSTGRES_LOCK_TIMEOUT=str(settings.lock_timeout_seconds),
+        POSTGRES_CONNECT_TIMEOUT="10",
     )
     if "schema" in query:
         env["POSTGRES_SCHEMA"] = query["schema"][0]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from eventsourcing.domain import EventSourcingError
 from pydantic import ValidationError
 
 from adapters.bootstrap import Services, Settings, build
@@ -27,8 +28,9 @@ class LedgerContext:
         if self._services is None:
             try:
                 self._services = build(self.settings)
-            except ValueError as e:
-                raise click.ClickException(str(e)) from None
+            except (ValueError, EventSourcingError) as e:
+                where = self.settings.event_store_url or self.settings.db_path
+                raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
         return self._services
 
     def queries(self) -> Queries:
@@ -58,6 +60,8 @@ class LedgerGroup(click.Group):
             return super().invoke(ctx)
         except LedgerError as e:
             raise click.ClickException(str(e)) from None
+        except EventSourcingError as e:
+            raise click.ClickException(f"event store: {e}") from None
         except ValidationError as e:
             first = e.errors()[0]
             field = ".".join(str(p) for p in first["loc"])

@@ -137,8 +137,8 @@ def _summary(event: dict[str, Any]) -> str:
     data = event["data"]
     skip = {"originator_id", "originator_version", "timestamp", "cells", "config"}
     parts = []
-    if "cells" in data:
-        parts.append(f"{len(data['cells'])} cells")
+    if isinstance(data.get("cells"), dict):
+        parts.append(f"{data['cells']['count']} cells")
     for key, value in data.items():
         if key in skip or value in (None, {}, []):
             continue

@@ -14,7 +14,7 @@ def utc_now() -> datetime:
 
 
 class Immutable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
 class Event(Immutable):

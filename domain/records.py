@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from domain.signatures import canonical_json, comparison_signature, sha256_hex, signature
+from domain.signatures import comparison_signature, sha256_hex, signature
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
@@ -27,26 +26,18 @@ class RunStatus(StrEnum):
 FINISHED_STATUSES = tuple(s for s in RunStatus if s is not RunStatus.RUNNING)
 
 
-class CellOutcome(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"
-    ERROR = "error"
-    SKIPPED = "skipped"
-
-
-def json_safe(value: Any) -> Any:
-    """Spell non-finite floats as strings so every stored value is valid JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
+# A plain string literal, not an enum: cells are the hot path and enum access is slow.
+CellOutcome = Literal["passed", "failed", "error", "skipped"]
+CELL_OUTCOMES: tuple[CellOutcome, ...] = ("passed", "failed", "error", "skipped")
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Non-finite floats inside metrics are written as "NaN" / "Infinity" strings,
+    # so every stored payload is valid JSON that SQLite's JSON functions can read.
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
+
+    def json_bytes(self) -> bytes:
+        return self.__pydantic_serializer__.to_json(self)
 
 
 class Cell(Record):
@@ -57,14 +48,9 @@ class Cell(Record):
     score: FiniteFloat | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("metrics")
-    @classmethod
-    def _json_safe_metrics(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return json_safe(value)  # type: ignore[no-any-return]
-
     def digest(self) -> str:
         """Short fingerprint of the payload, to tell a repeat from a conflict."""
-        return sha256_hex(canonical_json(self.model_dump(mode="json")))[:16]
+        return sha256_hex(self.json_bytes())[:16]
 
 
 class RunHeader(Record):
@@ -85,11 +71,6 @@ class RunHeader(Record):
     metrics: dict[str, Any] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
     error: str | None = None
-
-    @field_validator("config", "metrics")
-    @classmethod
-    def _json_safe(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return json_safe(value)  # type: ignore[no-any-return]
 
     @field_validator("status")
     @classmethod
@@ -121,15 +102,8 @@ class RunRecord(Record):
     cells: tuple[Cell, ...] = ()
 
     def content_sha256(self) -> str:
-        """Fingerprint of the run's content, independent of file layout."""
-        return sha256_hex(
-            canonical_json(
-                {
-                    "header": self.header.model_dump(mode="json"),
-                    "cells": [c.model_dump(mode="json") for c in self.cells],
-                }
-            )
-        )
+        """Fingerprint of the run's content: fields in model order, independent of layout."""
+        return sha256_hex(self.json_bytes())
 
 
 class SourceFile(Record):

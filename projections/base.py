@@ -17,7 +17,8 @@ from uuid import UUID
 
 from domain.base import Event
 
-Change = tuple[str, tuple[Any, ...]]
+# A statement over table placeholders with one parameter row, or a list of rows.
+Change = tuple[str, tuple[Any, ...] | list[tuple[Any, ...]]]
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,14 @@ def group_changes(changes: Iterable[Change]) -> Iterator[tuple[str, list[tuple[A
     """Consecutive identical statements become one batch, keeping the order."""
     current: str | None = None
     batch: list[tuple[Any, ...]] = []
-    for sql, params in changes:
+    for sql, rows in changes:
         if sql != current:
             if current is not None:
                 yield current, batch
             current, batch = sql, []
-        batch.append(params)
+        if isinstance(rows, list):
+            batch.extend(rows)
+        else:
+            batch.append(rows)
     if current is not None:
         yield current, batch

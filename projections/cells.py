@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
+
+from pydantic_core import to_json
 
 from domain.run import CellsRecorded
 from projections.base import Change, Envelope, Projection, Table
@@ -27,17 +28,18 @@ class CellsProjection(Projection):
         if not isinstance(event, CellsRecorded):
             return
         run_id = str(envelope.stream)
-        dumps = json.dumps
-        for cell in event.cells:
-            yield (
-                INSERT,
+        yield (
+            INSERT,
+            [
                 (
                     run_id,
                     cell.key,
-                    cell.outcome.value,
+                    cell.outcome,
                     cell.score,
-                    dumps(cell.metrics, sort_keys=True, ensure_ascii=False)
+                    to_json(cell.metrics, inf_nan_mode="strings").decode()
                     if cell.metrics
                     else None,
-                ),
-            )
+                )
+                for cell in event.cells
+            ],
+        )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
+from domain.run import CellsRecorded
 from projections.base import Change, Envelope, Projection, Table, iso
 
 INSERT = (
@@ -13,7 +15,7 @@ INSERT = (
 
 class EventsProjection(Projection):
     name = "events"
-    version = 1
+    version = 2
     tables = (
         Table(
             "events",
@@ -31,14 +33,33 @@ class EventsProjection(Projection):
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
+        event = envelope.event
+        data = _summary(event) if isinstance(event, CellsRecorded) else envelope.state.decode()
         yield (
             INSERT,
             (
                 envelope.position,
                 str(envelope.stream),
                 envelope.version,
-                type(envelope.event).__name__,
-                iso(envelope.event.timestamp),
-                envelope.state.decode("utf-8"),
+                type(event).__name__,
+                iso(event.timestamp),
+                data,
             ),
         )
+
+
+def _summary(event: CellsRecorded) -> str:
+    """A cell batch is shown by its size and key range; its cells are rows of `cells`."""
+    cells = event.cells
+    return json.dumps(
+        {
+            "originator_id": str(event.originator_id),
+            "originator_version": event.originator_version,
+            "timestamp": iso(event.timestamp),
+            "cells": {
+                "count": len(cells),
+                "first_key": cells[0].key if cells else None,
+                "last_key": cells[-1].key if cells else None,
+            },
+        }
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.records import CellOutcome
 from domain.run import (
     CellsRecorded,
     RunFinished,
@@ -137,17 +136,17 @@ class RunsProjection(Projection):
                 ),
             )
         elif isinstance(event, CellsRecorded):
-            counts = dict.fromkeys(CellOutcome, 0)
+            counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
             for cell in event.cells:
                 counts[cell.outcome] += 1
             yield (
                 ADD_CELLS,
                 (
                     len(event.cells),
-                    counts[CellOutcome.PASSED],
-                    counts[CellOutcome.FAILED],
-                    counts[CellOutcome.ERROR],
-                    counts[CellOutcome.SKIPPED],
+                    counts["passed"],
+                    counts["failed"],
+                    counts["error"],
+                    counts["skipped"],
                     at,
                     pos,
                     run_id,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from domain.errors import InputFormatError
 from domain.records import Cell, RunHeader, RunRecord
@@ -22,6 +22,12 @@ NAME = "native"
 SYSTEM = "native"
 SCHEMA_ID = "benchledger/run@1"
 SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+class _CellLine(Cell):
+    """A JSONL cell line, validated in one pass; its `type` tag is never stored."""
+
+    type: Literal["cell"] = Field(exclude=True)
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -88,7 +94,14 @@ def _parse_jsonl(name: str, text: str) -> Iterator[RunRecord]:
     header: RunHeader | None = None
     cells: list[Cell] = []
     validate_cell = Cell.model_validate
+    validate_cell_line = _CellLine.model_validate_json
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if header is not None:
+            try:
+                cells.append(validate_cell_line(line))
+                continue
+            except ValidationError:
+                pass  # a run line, a blank line or a bad cell: the slow path says which
         if not line.strip():
             continue
         obj = _loads(name, line, lineno)
@@ -143,6 +156,6 @@ def dump_jsonl(records: list[RunRecord]) -> str:
         lines.append(json.dumps(head, sort_keys=True))
         for cell in record.cells:
             body = {"type": "cell", **cell.model_dump(mode="json", exclude_defaults=True)}
-            body.setdefault("outcome", cell.outcome.value)
+            body.setdefault("outcome", cell.outcome)
             lines.append(json.dumps(body, sort_keys=True))
     return "\n".join(lines) + "\n"

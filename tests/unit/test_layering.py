@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
         "eventsourcing.application",
         "eventsourcing.persistence",
     },
-    "projections": {"projections", "domain", "pydantic", "sqlite_utils"},
+    "projections": {"projections", "domain", "pydantic", "pydantic_core", "sqlite_utils"},
     "adapters": {
         "adapters",
         "projections",

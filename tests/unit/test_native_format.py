@@ -7,7 +7,7 @@ import pytest
 
 from adapters.formats import native
 from domain.errors import InputFormatError
-from domain.records import CellOutcome, RunStatus
+from domain.records import RunStatus
 
 
 def parse(name: str, text: str) -> list:  # type: ignore[type-arg]
@@ -26,7 +26,7 @@ class TestJson:
         }
         [record] = parse("r.json", json.dumps(doc))
         assert record.header.status is RunStatus.SUCCEEDED
-        assert record.cells[0].outcome is CellOutcome.PASSED
+        assert record.cells[0].outcome == "passed"
 
     def test_a_wrong_type_names_the_file_and_field(self) -> None:
         doc = {
@@ -62,7 +62,7 @@ class TestJson:
 
     def test_non_finite_metric_values_are_kept_as_strings(self) -> None:
         [record] = parse("r.json", json.dumps({**HEADER, "metrics": {"stderr": float("inf")}}))
-        assert record.header.metrics == {"stderr": "Infinity"}
+        assert '"metrics":{"stderr":"Infinity"}' in record.header.model_dump_json()
 
 
 class TestJsonl:

@@ -1,0 +1,372 @@
+"""Browsing a demo ledger through Datasette, with the project's metadata.
+
+A ledger is built once per module by running `benchledger demo` in-process, then
+served with `adapters.browse.datasette_for` and queried through Datasette's own
+in-process client (no server, no network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from datasette.app import Datasette
+
+from adapters.browse import datasette_for
+from commands.cli import cli
+
+INTERNAL_TABLES = ("stored_events", "_projection_state")
+
+
+def build_demo_ledger(path: Path) -> Path:
+    result = CliRunner().invoke(cli, ["--db", str(path), "demo"])
+    assert result.exit_code == 0, (
+        f"exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+        + (f"\n{result.exception!r}" if result.exception else "")
+    )
+    return path
+
+
+def get(ds: Datasette, path: str) -> httpx.Response:
+    async def fetch() -> httpx.Response:
+        await ds.invoke_startup()
+        response: httpx.Response = await ds.client.get(path)
+        return response
+
+    return asyncio.run(fetch())
+
+
+def get_json(ds: Datasette, path: str) -> Any:
+    response = get(ds, path)
+    assert response.status_code == 200, f"{path}: {response.status_code} {response.text[:500]}"
+    return response.json()
+
+
+@contextmanager
+def connect(db: Path) -> Iterator[sqlite3.Connection]:
+    """A direct connection to the ledger file, closed afterwards."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.row_factory = sqlite3.Row
+        yield conn
+
+
+def scalar(db: Path, sql: str, *params: Any) -> Any:
+    with connect(db) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def column(db: Path, sql: str, *params: Any) -> set[Any]:
+    with connect(db) as conn:
+        return {row[0] for row in conn.execute(sql, params)}
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_ledger(tmp_path_factory.mktemp("browse") / "ledger.db")
+
+
+@pytest.fixture(scope="module")
+def ds(ledger: Path) -> Datasette:
+    return datasette_for(ledger)
+
+
+@pytest.fixture(scope="module")
+def corrected_run_id(ledger: Path) -> str:
+    """A demo run whose stream has more than the usual three events."""
+    run_id: str | None = scalar(
+        ledger,
+        "SELECT stream FROM events WHERE stream IN (SELECT run_id FROM runs) "
+        "GROUP BY stream HAVING count(*) > 3 ORDER BY stream LIMIT 1",
+    )
+    assert run_id is not None, "the demo should correct or invalidate at least one run"
+    return run_id
+
+
+class TestTheReadModelTablesAreServed:
+    def test_runs_json_returns_every_run_in_the_ledger(self, ds: Datasette, ledger: Path) -> None:
+        expected = scalar(ledger, "SELECT count(*) FROM runs")
+        assert expected > 0
+
+        rows = get_json(ds, "/ledger/runs.json?_shape=array&_size=max")
+
+        assert len(rows) == expected
+        run_ids = {row["run_id"] for row in rows}
+        assert len(run_ids) == expected
+        assert run_ids == column(ledger, "SELECT run_id FROM runs")
+
+    def test_runs_are_sorted_newest_first_by_default(self, ds: Datasette) -> None:
+        rows = get_json(ds, "/ledger/runs.json?_shape=array&_size=max")
+
+        started = [row["started_at"] for row in rows]
+        assert len(started) > 1
+        assert started == sorted(started, reverse=True)
+
+    def test_cells_table_is_served_with_its_row_count(self, ds: Datasette, ledger: Path) -> None:
+        body = get_json(ds, "/ledger/cells.json?_size=5")
+
+        assert body["filtered_table_rows_count"] == scalar(ledger, "SELECT count(*) FROM cells")
+        assert body["filtered_table_rows_count"] > 0
+        # cells has no primary key, so Datasette serves its rowid as well.
+        assert {"run_id", "key", "outcome", "score", "metrics"} <= set(body["columns"])
+        assert len(body["rows"]) == 5
+
+    def test_events_table_is_served_newest_position_first(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        body = get_json(ds, "/ledger/events.json?_size=3")
+
+        total = scalar(ledger, "SELECT count(*) FROM events")
+        assert total > 0
+        assert body["filtered_table_rows_count"] == total
+        positions = [row[body["columns"].index("position")] for row in body["rows"]]
+        assert positions == [total, total - 1, total - 2]
+
+
+class TestInternalTablesAreHidden:
+    def test_database_page_marks_the_event_store_and_projection_state_hidden(
+        self, ds: Datasette
+    ) -> None:
+        body = get_json(ds, "/ledger.json")
+
+        hidden = {table["name"]: table["hidden"] for table in body["tables"]}
+        for name in INTERNAL_TABLES:
+            assert hidden.get(name) is True, f"{name} should be listed as hidden: {hidden}"
+        assert body["hidden_count"] == len(INTERNAL_TABLES)
+
+    def test_every_read_model_table_stays_visible(self, ds: Datasette) -> None:
+        body = get_json(ds, "/ledger.json")
+
+        visible = {table["name"] for table in body["tables"] if not table["hidden"]}
+        assert visible == {
+            "runs",
+            "cells",
+            "run_groups",
+            "benchmarks",
+            "high_scores",
+            "events",
+            "chain",
+            "imports",
+        }
+
+    def test_rebuild_tables_are_hidden_by_metadata(self, ledger: Path, tmp_path: Path) -> None:
+        # The demo leaves no rebuild tables behind, so make one appear as it would mid-rebuild.
+        copy = shutil.copy(ledger, tmp_path / "ledger.db")
+        with connect(Path(copy)) as conn:
+            conn.execute("CREATE TABLE runs__rebuild AS SELECT * FROM runs")
+            conn.commit()
+
+        body = get_json(datasette_for(Path(copy)), "/ledger.json")
+
+        hidden = {table["name"]: table["hidden"] for table in body["tables"]}
+        assert hidden["runs__rebuild"] is True
+
+
+class TestCannedQueries:
+    def test_runs_over_time_returns_only_runs_of_the_requested_benchmark_in_start_order(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        rows = get_json(ds, "/ledger/runs_over_time.json?benchmark=bfcl&_shape=array&_size=max")
+
+        assert len(rows) == scalar(ledger, "SELECT count(*) FROM runs WHERE benchmark = 'bfcl'")
+        assert rows, "the demo should contain bfcl runs"
+        assert {row["benchmark"] for row in rows} == {"bfcl"}
+        assert {"agent", "model", "status", "score", "invalidated"} <= set(rows[0])
+        started = [row["started_at"] for row in rows]
+        assert started == sorted(started)
+
+    def test_runs_over_time_differs_per_benchmark(self, ds: Datasette) -> None:
+        bfcl = get_json(ds, "/ledger/runs_over_time.json?benchmark=bfcl&_shape=array")
+        gaia = get_json(ds, "/ledger/runs_over_time.json?benchmark=gaia&_shape=array")
+
+        assert gaia
+        assert {row["benchmark"] for row in gaia} == {"gaia"}
+        assert not {row["run_id"] for row in bfcl} & {row["run_id"] for row in gaia}
+
+    def test_run_history_returns_the_events_of_one_run_in_version_order(
+        self, ds: Datasette, ledger: Path, corrected_run_id: str
+    ) -> None:
+        rows = get_json(ds, f"/ledger/run_history.json?run_id={corrected_run_id}&_shape=array")
+
+        assert {row["stream"] for row in rows} == {corrected_run_id}
+        versions = [row["version"] for row in rows]
+        assert versions == list(range(1, len(versions) + 1))
+        assert len(versions) == scalar(
+            ledger, "SELECT count(*) FROM events WHERE stream = ?", corrected_run_id
+        )
+        assert rows[0]["type"] == "RunStarted"
+        assert rows[-1]["type"] in {"ScoreCorrected", "RunInvalidated"}
+
+    def test_latest_succeeded_gives_one_newest_valid_scored_run_per_benchmark_and_agent(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        rows = get_json(ds, "/ledger/latest_succeeded.json?_shape=array&_size=max")
+
+        pairs = Counter((row["benchmark"], row["agent"]) for row in rows)
+        assert rows
+        assert set(pairs.values()) == {1}
+        with connect(ledger) as conn:
+            qualifying = {
+                (r["benchmark"], r["agent"])
+                for r in conn.execute(
+                    "SELECT DISTINCT benchmark, agent FROM runs WHERE status = 'succeeded' "
+                    "AND NOT invalidated AND score IS NOT NULL"
+                )
+            }
+            assert set(pairs) == qualifying
+            for row in rows:
+                run = conn.execute(
+                    "SELECT * FROM runs WHERE run_id = ?", (row["run_id"],)
+                ).fetchone()
+                assert run["status"] == "succeeded"
+                assert not run["invalidated"]
+                assert run["score"] is not None
+                newer = conn.execute(
+                    "SELECT count(*) FROM runs WHERE benchmark = ? AND agent = ? "
+                    "AND status = 'succeeded' AND NOT invalidated AND score IS NOT NULL "
+                    "AND started_at > ?",
+                    (run["benchmark"], run["agent"], run["started_at"]),
+                ).fetchone()[0]
+                assert newer == 0, f"{row['run_key']} is not the newest for its pair"
+
+    def test_latest_succeeded_skips_a_run_once_it_is_invalidated(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        copy = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        ds = datasette_for(copy)
+        # A benchmark+agent pair with more than one candidate, so something replaces the newest.
+        with connect(copy) as conn:
+            pair = conn.execute(
+                "SELECT benchmark, agent FROM runs WHERE status = 'succeeded' "
+                "AND NOT invalidated AND score IS NOT NULL "
+                "GROUP BY benchmark, agent HAVING count(*) > 1 ORDER BY benchmark, agent LIMIT 1"
+            ).fetchone()
+        assert pair is not None
+
+        def latest() -> str:
+            rows = get_json(ds, "/ledger/latest_succeeded.json?_shape=array&_size=max")
+            [run_id] = [
+                row["run_id"]
+                for row in rows
+                if (row["benchmark"], row["agent"]) == (pair["benchmark"], pair["agent"])
+            ]
+            return str(run_id)
+
+        newest = latest()
+        result = CliRunner().invoke(
+            cli, ["--db", str(copy), "invalidate", newest, "--reason", "test"]
+        )
+        assert result.exit_code == 0, result.output
+        assert scalar(copy, "SELECT invalidated FROM runs WHERE run_id = ?", newest) == 1
+
+        replacement = latest()
+
+        assert replacement != newest
+        assert scalar(copy, "SELECT invalidated FROM runs WHERE run_id = ?", replacement) == 0
+
+    def test_canned_queries_carry_titles_and_descriptions(self, ds: Datasette) -> None:
+        queries = {q["name"]: q for q in get_json(ds, "/ledger.json")["queries"]}
+
+        assert {"runs_over_time", "run_history", "latest_succeeded"} <= set(queries)
+        for name in ("runs_over_time", "run_history", "latest_succeeded"):
+            assert queries[name].get("title"), name
+            assert queries[name].get("description"), name
+
+
+class TestFacets:
+    def test_runs_show_the_configured_facets_without_asking(self, ds: Datasette) -> None:
+        body = get_json(ds, "/ledger/runs.json?_size=1")
+
+        assert {"benchmark", "agent", "model", "status"} <= set(body["facet_results"])
+
+    def test_facet_counts_add_up_to_the_number_of_runs(self, ds: Datasette, ledger: Path) -> None:
+        body = get_json(ds, "/ledger/runs.json?_size=1")
+
+        total = scalar(ledger, "SELECT count(*) FROM runs")
+        status = body["facet_results"]["status"]
+        counts = {result["value"]: result["count"] for result in status["results"]}
+        assert sum(counts.values()) == total
+        assert counts["succeeded"] == scalar(
+            ledger, "SELECT count(*) FROM runs WHERE status = 'succeeded'"
+        )
+
+    def test_an_extra_facet_can_be_requested(self, ds: Datasette) -> None:
+        body = get_json(ds, "/ledger/runs.json?_size=1&_facet=provider")
+
+        assert "provider" in body["facet_results"]
+        assert "provider" not in get_json(ds, "/ledger/runs.json?_size=1")["facet_results"]
+
+
+class TestTheLedgerIsReadOnly:
+    @pytest.mark.parametrize(
+        "sql",
+        ["delete from runs", "update runs set score = 1", "drop table events"],
+    )
+    def test_a_write_through_the_sql_endpoint_is_refused(
+        self, ds: Datasette, ledger: Path, sql: str
+    ) -> None:
+        before = scalar(ledger, "SELECT count(*) FROM runs")
+
+        response = get(ds, "/ledger.json?" + urlencode({"sql": sql}))
+
+        refused = response.status_code != 200 or response.json().get("ok") is False
+        assert refused, f"{sql!r} was accepted: {response.status_code} {response.text[:300]}"
+        assert scalar(ledger, "SELECT count(*) FROM runs") == before
+        assert scalar(ledger, "SELECT count(*) FROM sqlite_master WHERE name = 'events'") == 1
+
+    def test_a_select_through_the_sql_endpoint_is_allowed(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        body = get_json(ds, "/ledger.json?sql=select+count(*)+as+n+from+runs&_shape=array")
+
+        assert body == [{"n": scalar(ledger, "SELECT count(*) FROM runs")}]
+
+
+class TestTheMetadataFollowsTheLedgerFileName:
+    def test_a_ledger_named_team_db_is_served_under_team(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        team = Path(shutil.copy(ledger, tmp_path / "team.db"))
+        ds = datasette_for(team)
+
+        rows = get_json(ds, "/team/runs.json?_shape=array&_size=max")
+        assert len(rows) == scalar(team, "SELECT count(*) FROM runs")
+        assert get(ds, "/ledger/runs.json").status_code == 404
+
+    def test_the_renamed_database_keeps_its_metadata(self, ledger: Path, tmp_path: Path) -> None:
+        team = Path(shutil.copy(ledger, tmp_path / "team.db"))
+        ds = datasette_for(team)
+
+        tables = {t["name"]: t["hidden"] for t in get_json(ds, "/team.json")["tables"]}
+        assert tables["stored_events"] is True
+        assert tables["_projection_state"] is True
+        facets = get_json(ds, "/team/runs.json?_size=1")["facet_results"]
+        assert {"benchmark", "agent", "model", "status"} <= set(facets)
+        rows = get_json(ds, "/team/runs_over_time.json?benchmark=bfcl&_shape=array")
+        assert rows
+        assert {row["benchmark"] for row in rows} == {"bfcl"}
+
+    def test_the_html_pages_show_the_configured_titles_and_descriptions(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        team = Path(shutil.copy(ledger, tmp_path / "team.db"))
+        ds = datasette_for(team)
+
+        database = get(ds, "/team")
+        table = get(ds, "/team/runs")
+
+        assert database.status_code == 200
+        assert "Benchmark ledger" in database.text
+        assert table.status_code == 200
+        assert "One row per benchmark run" in table.text
+        assert "column-descriptions" in table.text
+        assert "Stream id of the run" in table.text

@@ -1,0 +1,96 @@
+"""The event store on PostgreSQL (eventsourcing's postgres module), read models in SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from adapters.bootstrap import Settings, build
+from commands.cli import cli
+from domain.errors import ConcurrencyError
+from domain.records import RunHeader, RunRecord, SourceFile
+from tests.helpers import run_json, write_json
+
+URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(
+        not URL,
+        reason="set BENCHLEDGER_TEST_POSTGRES_URL (e.g. postgresql://postgres@127.0.0.1/test) "
+        "to run the PostgreSQL tests; .ci/run sets it",
+    ),
+]
+
+
+@pytest.fixture
+def store_url() -> Iterator[str]:
+    import psycopg
+
+    assert URL
+    schema = f"bl_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in URL else "?"
+    yield f"{URL}{sep}schema={schema}"
+    with psycopg.connect(URL, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def cli_with(store_url: str, db: Path, *args: str, expect: int = 0) -> Result:
+    result = CliRunner().invoke(cli, ["--db", str(db), "--event-store", store_url, *args])
+    assert result.exit_code == expect, result.stderr + repr(result.exception)
+    return result
+
+
+def test_imports_reimports_and_verifies_with_events_in_postgres(
+    store_url: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "reader.db"
+    path = write_json(tmp_path / "run.json", run_json(cells=[{"key": "a", "outcome": "passed"}]))
+    cli_with(store_url, db, "import", str(path))
+    assert "1 unchanged" in cli_with(store_url, db, "import", str(path)).stderr
+    [run] = json.loads(cli_with(store_url, db, "runs", "--json").stdout)
+    assert run["cells"] == 1 and run["score"] == 0.5
+    assert json.loads(cli_with(store_url, db, "verify", "--json").stdout)["ok"]
+
+
+def test_a_second_reader_builds_its_own_read_model_from_the_shared_store(
+    store_url: str, tmp_path: Path
+) -> None:
+    cli_with(store_url, tmp_path / "writer.db", "demo")
+    mine = json.loads(cli_with(store_url, tmp_path / "writer.db", "runs", "--json").stdout)
+    theirs = json.loads(cli_with(store_url, tmp_path / "other.db", "runs", "--json").stdout)
+    assert len(theirs) == len(mine) == 79
+    assert [r["run_id"] for r in theirs] == [r["run_id"] for r in mine]
+
+
+def test_two_writers_cannot_both_record_the_same_run(store_url: str, tmp_path: Path) -> None:
+    settings = Settings(db_path=tmp_path / "a.db", event_store_url=store_url)
+    record = RunRecord(
+        header=RunHeader(run_key="r", benchmark="b", agent="a", model="m", status="succeeded")
+    )
+    with build(settings) as first, build(settings) as second:
+        # Both decide the run is new before either appends: the store must refuse one.
+        events_a = first.ledger._run_events(
+            uuid.UUID(int=1),
+            record,
+            SourceFile(path="a", sha256="0", size=1, format="native"),
+            "c",
+            None,
+        )
+        events_b = second.ledger._run_events(
+            uuid.UUID(int=1),
+            record,
+            SourceFile(path="b", sha256="1", size=1, format="native"),
+            "d",
+            None,
+        )
+        first.ledger._save(events_a)
+        with pytest.raises(ConcurrencyError):
+            second.ledger._save(events_b)
