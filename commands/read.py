@@ -134,17 +134,30 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
 
 
 def _summary(event: dict[str, Any]) -> str:
-    data = event["data"]
-    skip = {"originator_id", "originator_version", "timestamp", "cells", "config"}
-    parts = []
-    if isinstance(data.get("cells"), dict):
-        parts.append(f"{data['cells']['count']} cells")
-    for key, value in data.items():
-        if key in skip or value in (None, {}, []):
-            continue
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-        parts.append(f"{key}={text[:60]}")
-    return " ".join(parts)[:160]
+    """One readable line per event type; --json has everything."""
+    d = event["data"]
+    kind = event["type"]
+    if kind == "RunStarted":
+        return f"{d['benchmark']} / {d['agent']} / {d['provider']}:{d['model']} ({d['source']})"
+    if kind == "CellsRecorded":
+        return f"{d['cells']['count']} cells"
+    if kind == "RunFinished":
+        score = "no score" if d["score"] is None else f"score {d['score']}"
+        text = f"{d['status']}, {score}"
+        return text + (f": {d['error'][:60]}" if d.get("error") else "")
+    if kind in ("RunInvalidated", "RunReinstated"):
+        return f"{d['reason']} (by {d['actor']})"
+    if kind == "ScoreCorrected":
+        return f"{d['old_score']} -> {d['new_score']}: {d['reason']} (by {d['actor']})"
+    if kind == "RunGroupOpened":
+        return f"{d['kind']} group '{d['label']}'"
+    if kind == "HighScoreReferenced":
+        return f"{d['benchmark']}: {d['label']} = {d['value']}"
+    if kind == "ResultFileImported":
+        return f"{d['path']} ({d['format']}, {len(d['run_ids'])} runs)"
+    skip = {"originator_id", "originator_version", "timestamp"}
+    parts = [f"{k}={json.dumps(v)}" for k, v in d.items() if k not in skip and v]
+    return " ".join(parts)[:100]
 
 
 @click.command()

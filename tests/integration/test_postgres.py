@@ -18,6 +18,10 @@ from domain.records import RunHeader, RunRecord, SourceFile
 from tests.helpers import run_json, write_json
 
 URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
+if os.environ.get("BENCHLEDGER_REQUIRE_POSTGRES") and not URL:
+    raise RuntimeError(
+        "BENCHLEDGER_REQUIRE_POSTGRES is set but BENCHLEDGER_TEST_POSTGRES_URL is not"
+    )
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(
