@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from adapters import formats
+from adapters.hotpath import gc_paused
 from domain.errors import (
     CellConflictError,
     ImportConflictError,
@@ -74,9 +75,12 @@ class Importer:
             data = path.read_bytes()
             fmt = formats.by_name(format_name) if format_name else formats.detect(path, data)
             fmt_label = fmt.NAME
-            records = list(fmt.parse(Path(name), data))
-            source = SourceFile(path=name, sha256=sha256_hex(data), size=len(data), format=fmt.NAME)
-            outcome = self.ledger.import_runs(fmt.SYSTEM, source, records, group=group)
+            with gc_paused():
+                records = list(fmt.parse(Path(name), data))
+                source = SourceFile(
+                    path=name, sha256=sha256_hex(data), size=len(data), format=fmt.NAME
+                )
+                outcome = self.ledger.import_runs(fmt.SYSTEM, source, records, group=group)
         except (ImportConflictError, CellConflictError) as e:
             return FileReport(name, "conflict", fmt_label, message=str(e))
         except UnknownFormatError as e:

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
 
+from adapters.hotpath import gc_paused
 from domain.base import Event
 from projections.base import Envelope, Projection
 from projections.store import REBUILD_SUFFIX, ReadModelStore
@@ -80,7 +81,7 @@ class ProjectionRunner:
                 if stale:
                     applied = self._rebuild(stale, progress)
         while True:
-            with self.store.write():
+            with gc_paused(), self.store.write():
                 states = self.store.states()
                 start = min(states[p.name][1] for p in self.projections)
                 notes = self.recorder.select_notifications(start, PAGE, inclusive_of_start=False)
@@ -110,7 +111,7 @@ class ProjectionRunner:
         position = 0
         count = 0
         for page in self.pages(0):
-            with self.store.write():
+            with gc_paused(), self.store.write():
                 for p in targets:
                     self.store.apply(p, fresh[p.name], page)
             position = page[-1].position
