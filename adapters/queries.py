@@ -99,8 +99,40 @@ class Queries:
             row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
         return rows
 
-    def history(self, stream: str) -> list[dict[str, Any]]:
-        return self._events("SELECT * FROM events WHERE stream = ? ORDER BY version", (stream,))
+    def history(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's events, with the claim of its attempt, in ledger order."""
+        return self._events(
+            "SELECT * FROM events WHERE stream = ? OR (type = 'AttemptClaimed' "
+            "AND json_extract(data, '$.run_id') = ?) ORDER BY position",
+            (run_id, run_id),
+        )
+
+    def signature_history(self, signature: str) -> list[dict[str, Any]]:
+        """Every claim, attempt, skip and refusal of one piece of work, in ledger order."""
+        return self._events(
+            "SELECT * FROM events WHERE json_extract(data, '$.signature') = ? "
+            "OR stream IN (SELECT run_id FROM runs WHERE signature = ?) ORDER BY position",
+            (signature, signature),
+        )
+
+    def find_signature(self, ref: str) -> str | None:
+        if len(ref) < 8 or any(c not in "0123456789abcdef" for c in ref.lower()):
+            return None
+        rows = self.conn.execute(
+            "SELECT DISTINCT signature FROM runs WHERE signature LIKE ? "
+            "UNION SELECT DISTINCT signature FROM skips WHERE signature LIKE ? LIMIT 2",
+            (ref.lower() + "%", ref.lower() + "%"),
+        ).fetchall()
+        if len(rows) > 1:
+            raise AmbiguousIdError(f"'{ref}' matches several signatures; give more of it")
+        return str(rows[0][0]) if rows else None
+
+    def skips(self, run_group: str | None = None) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM skips", []
+        if run_group:
+            sql += " WHERE run_group_id = ?"
+            params.append(run_group)
+        return _rows(self.conn.execute(sql + " ORDER BY position", params))
 
     def events(self, since: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM events WHERE position > ? ORDER BY position"

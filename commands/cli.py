@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from commands import operate, read, write
+from commands import run as run_commands
 from commands.context import LedgerContext, LedgerGroup
 
 
@@ -41,6 +42,6 @@ def cli(ctx: click.Context, db: str | None, event_store: str | None) -> None:
     ctx.call_on_close(context.close)
 
 
-for module in (write, read, operate):
+for module in (write, run_commands, read, operate):
     for command in module.COMMANDS:
         cli.add_command(command)

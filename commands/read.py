@@ -14,6 +14,7 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 
 RUN_COLUMNS = [
     "run",
+    "attempt",
     "benchmark",
     "agent",
     "provider",
@@ -104,7 +105,12 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
         "started_at",
         "ended_at",
         "duration_seconds",
+        "exit_code",
         "error",
+        "lease_expires_at",
+        "last_heard_at",
+        "recovered_at",
+        "recovery_policy",
         "invalidated",
         "invalidated_reason",
         "original_score",
@@ -116,6 +122,10 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
         "source_format",
         "source_path",
         "source_sha256",
+        "run_dir",
+        "command",
+        "cwd",
+        "host",
     ]
     width = max(len(f) for f in fields)
     for name in fields:
@@ -149,6 +159,16 @@ def _summary(event: dict[str, Any]) -> str:
         return f"{d['reason']} (by {d['actor']})"
     if kind == "ScoreCorrected":
         return f"{d['old_score']} -> {d['new_score']}: {d['reason']} (by {d['actor']})"
+    if kind == "AttemptClaimed":
+        return f"attempt {d['attempt']} of {d['benchmark']} / {d['agent']} ({d['mode']})"
+    if kind == "LeaseRenewed":
+        return f"lease until {d['expires_at']}"
+    if kind == "StaleRunRecovered":
+        return f"recovered: {d['policy']} (lease {d['lease_expires_at']}, by {d['actor']})"
+    if kind in ("BenchmarkSkipped", "LaunchRefused"):
+        return f"{d['benchmark']} / {d['agent']}: {d['reason']}" + (
+            f" ({d['detail']})" if d.get("detail") else ""
+        )
     if kind == "RunGroupOpened":
         return f"{d['kind']} group '{d['label']}'"
     if kind == "HighScoreReferenced":
@@ -167,14 +187,21 @@ def _summary(event: dict[str, Any]) -> str:
 def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
     """Every event of one run, in order: how it got to what `show` prints.
 
+    Given a signature (or 8+ of its first hex digits) instead: every attempt,
+    claim, skip and refusal of that piece of work.
+
     \b
     Example:
         benchledger history 3fa9c2d1
+        benchledger history 51c42ab183297eef
     """
     queries = ctx.queries()
+    signature = queries.find_signature(run)
+    if signature is not None:
+        _emit_events(queries.signature_history(signature), fmt)
+        return
     row = queries.find_run(run)
-    events = queries.history(row["run_id"])
-    _emit_events(events, fmt)
+    _emit_events(queries.history(row["run_id"]), fmt)
 
 
 @click.command()
@@ -207,4 +234,39 @@ def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
     )
 
 
-COMMANDS = [runs, show, history, events]
+@click.command()
+@click.option("--run-group", help="Only this run group (its id)")
+@output_options
+@pass_ledger
+def skips(ctx: LedgerContext, run_group: str | None, fmt: str | None) -> None:
+    """Benchmarks that `run` decided not to execute, and launches it refused.
+
+    \b
+    Example:
+        benchledger skips --json
+    """
+    rows = ctx.queries().skips(run_group)
+    for row in rows:
+        row["group"] = short(row["run_group_id"])
+        row["defers_to"] = short(row["defer_to"])
+    emit(
+        rows,
+        fmt,
+        columns=[
+            "position",
+            "time",
+            "group",
+            "benchmark",
+            "agent",
+            "model",
+            "outcome",
+            "reason",
+            "defers_to",
+        ]
+        if fmt in (None, "table")
+        else None,
+        empty="No skips.",
+    )
+
+
+COMMANDS = [runs, show, history, events, skips]

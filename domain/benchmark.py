@@ -33,6 +33,7 @@ class Benchmark(Aggregate):
     unit: str | None = None
     higher_is_better: bool = True
     description: str | None = None
+    high_score: tuple[str, float, str | None, str | None, date | None] | None = None
 
     def registration(self) -> tuple[str | None, str | None, bool, str | None]:
         return (self.directory, self.unit, self.higher_is_better, self.description)
@@ -65,7 +66,8 @@ def _(event: BenchmarkRegistered, benchmark: Benchmark | None) -> Benchmark:
 
 @mutate.register
 def _(event: HighScoreReferenced, benchmark: Benchmark) -> Benchmark:
-    return benchmark.advanced(event)  # type: ignore[no-any-return]
+    reference = (event.label, event.value, event.unit, event.source, event.as_of)
+    return benchmark.advanced(event, high_score=reference)  # type: ignore[no-any-return]
 
 
 def register(
@@ -101,7 +103,10 @@ def reference_high_score(
     unit: str | None,
     source: str | None,
     as_of: date | None,
-) -> HighScoreReferenced:
+) -> HighScoreReferenced | None:
+    """A new reference, or None when it repeats the current one."""
+    if current.high_score == (label, value, unit, source, as_of):
+        return None
     return HighScoreReferenced(
         originator_id=current.id,
         originator_version=current.version + 1,

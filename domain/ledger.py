@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, TypeVar
 from uuid import UUID, uuid4
 
@@ -20,16 +21,34 @@ from domain.benchmark import Benchmark
 from domain.errors import ConcurrencyError, ImportConflictError, NotFoundError
 from domain.records import Cell, RunRecord, SourceFile
 from domain.run import Run, RunStarted
+from domain import signature as signature_model
 from domain.run_group import RunGroup
-from domain.signatures import benchmark_id_for, import_id_for, run_id_for
+from domain.signature import Mode, Signature
+from domain.signatures import (
+    benchmark_id_for,
+    import_id_for,
+    natural_id,
+    run_id_for,
+    signature,
+    signature_id_for,
+)
 
 CELL_BATCH = 500
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
 A = TypeVar("A", bound=Aggregate)
 
 
 @dataclass
 class GroupHandle:
-    """A run group that is opened lazily, together with its first write."""
+    """A run group that is opened lazily, together with its first write.
+
+    Benchmarks of one invocation may run in parallel threads; the lock keeps the
+    group's own events in stream order.
+    """
 
     id: UUID
     label: str
@@ -37,10 +56,27 @@ class GroupHandle:
     request: dict[str, Any] = field(default_factory=dict)
     selection: list[str] = field(default_factory=list)
     opened: bool = False
+    version: int = 0
     counts: dict[str, int] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def count(self, outcome: str, n: int = 1) -> None:
-        self.counts[outcome] = self.counts.get(outcome, 0) + n
+        with self.lock:
+            self.counts[outcome] = self.counts.get(outcome, 0) + n
+
+
+@dataclass(frozen=True)
+class StartedAttempt:
+    run_id: UUID
+    run_key: str
+    attempt: int
+    signature: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+    defer_to: UUID | None
 
 
 @dataclass(frozen=True)
@@ -199,22 +235,39 @@ class Ledger(Application[UUID]):
         events.append(run_model.finish_from_record(run_id, len(events) + 1, record))
         return events
 
-    def _save_with_group(self, events: list[Event], group: GroupHandle | None) -> None:
-        if group is not None and not group.opened:
-            events = [
-                group_model.open_group(
-                    group.id,
-                    group.label,
-                    group.kind,
-                    request=group.request,
-                    selection=group.selection,
-                ),
-                *events,
-            ]
+    def _save_with_group(
+        self,
+        events: list[Event],
+        group: GroupHandle | None,
+        group_event: Callable[[int], Event] | None = None,
+    ) -> None:
+        """Save events, opening the group first if needed; `group_event(version)`
+        builds an event of the group itself at its next version."""
+        if group is None:
             self._save(events)
-            group.opened = True
-        else:
+            return
+        if group.opened and group_event is None:
             self._save(events)
+            return
+        with group.lock:
+            version = group.version
+            lead: list[Event] = []
+            if not group.opened:
+                version += 1
+                lead.append(
+                    group_model.open_group(
+                        group.id,
+                        group.label,
+                        group.kind,
+                        request=group.request,
+                        selection=group.selection,
+                    )
+                )
+            if group_event is not None:
+                version += 1
+                lead.append(group_event(version))
+            self._save([*lead, *events])
+            group.opened, group.version = True, version
 
     # -- run groups -------------------------------------------------------------
 
@@ -231,10 +284,197 @@ class Ledger(Application[UUID]):
         )
 
     def close_group(self, group: GroupHandle) -> None:
-        if not group.opened:
-            return
-        current: RunGroup = self._get(group.id, _project(group_model.mutate), "run group")
-        self._save([group_model.close_group(current, dict(sorted(group.counts.items())))])
+        with group.lock:
+            if not group.opened:
+                return
+            current: RunGroup = self._get(group.id, _project(group_model.mutate), "run group")
+            self._save([group_model.close_group(current, dict(sorted(group.counts.items())))])
+            group.version = current.version + 1
+
+    # -- executing runs ---------------------------------------------------------
+
+    def attempts(self, signature: str) -> tuple[Signature | None, list[Run]]:
+        """The signature's claim stream and the runs of its attempts, in order."""
+        try:
+            sig: Signature = self.repository.get(
+                signature_id_for(signature), projector_func=_project(signature_model.mutate)
+            )
+        except AggregateNotFoundError:
+            return None, []
+        return sig, [self.get_run(run_id) for run_id in sig.attempts]
+
+    def start_attempt(
+        self,
+        group: GroupHandle | None,
+        *,
+        benchmark: str,
+        agent: str,
+        provider: str,
+        model: str,
+        config: dict[str, Any],
+        mode: Mode,
+        command: list[str],
+        cwd: str,
+        host: str,
+        lease_seconds: float,
+        run_key: str,
+        run_dir: str,
+        now: Callable[[], datetime] = _utc_now,
+    ) -> StartedAttempt | Skip:
+        """Decide, then claim the next attempt and start its run in one atomic append.
+
+        If another process claims the same signature first, the store refuses our
+        append and we decide again with its attempt in view.
+        """
+        sig_text = signature(benchmark, agent, provider, model, config)
+        for _ in range(5):
+            current, runs = self.attempts(sig_text)
+            at = now()
+            decision = signature_model.decide(runs, mode, at)
+            if not decision.execute:
+                return Skip(decision.reason or "skipped", decision.defer_to)
+            attempt = len(runs) + 1
+            run_id = natural_id("run", "executed", sig_text, str(attempt))
+            events: list[Event] = [
+                signature_model.claim(
+                    signature_id_for(sig_text),
+                    current,
+                    signature=sig_text,
+                    benchmark=benchmark,
+                    agent=agent,
+                    run_id=run_id,
+                    mode=mode,
+                    run_group_id=group.id if group else None,
+                ),
+                run_model.begin(
+                    run_id,
+                    run_key=run_key,
+                    benchmark=benchmark,
+                    agent=agent,
+                    provider=provider,
+                    model=model,
+                    config=config,
+                    attempt=attempt,
+                    run_group_id=group.id if group else None,
+                    command=command,
+                    cwd=cwd,
+                    host=host,
+                    started_at=at,
+                    lease_expires_at=at + timedelta(seconds=lease_seconds),
+                    run_dir=run_dir,
+                ),
+            ]
+            try:
+                self._save_with_group(events, group)
+            except ConcurrencyError:
+                continue
+            return StartedAttempt(run_id, run_key, attempt, sig_text)
+        raise ConcurrencyError(f"could not claim an attempt of {benchmark} for {agent}")
+
+    def renew_lease(self, run_id: UUID, lease_seconds: float) -> datetime:
+        expires = _utc_now() + timedelta(seconds=lease_seconds)
+        self._save([run_model.renew_lease(self.get_run(run_id), expires)])
+        return expires
+
+    def finish_run(self, run_id: UUID, cells: Sequence[Cell], **outcome: Any) -> None:
+        """Record the run's cells in batches and its outcome, in one atomic append."""
+        run = self.get_run(run_id)
+        fresh = run_model.new_cells(run, cells)
+        events: list[Event] = []
+        version = run.version
+        for i in range(0, len(fresh), CELL_BATCH):
+            version += 1
+            events.append(
+                run_model.CellsRecorded(
+                    originator_id=run_id,
+                    originator_version=version,
+                    cells=tuple(fresh[i : i + CELL_BATCH]),
+                )
+            )
+        events.append(run_model.finish(run, version=version + 1, **outcome))
+        self._save(events)
+
+    def recover_stale(
+        self, candidates: Iterable[UUID], stale_seconds: float, actor: str
+    ) -> list[tuple[UUID, str]]:
+        """Recover every candidate whose lease expired (or, without one, is too old)."""
+        recovered = []
+        for run_id in candidates:
+            for _ in range(3):
+                run = self.get_run(run_id)
+                now = _utc_now()
+                if run_model.stale_reason(run, now, stale_seconds) is None:
+                    break
+                event = run_model.recover(run, now, stale_seconds, actor)
+                try:
+                    self._save([event])
+                except ConcurrencyError:
+                    continue  # it renewed or finished meanwhile: look again
+                recovered.append((run_id, event.policy))
+                break
+        return recovered
+
+    def skip(
+        self,
+        group: GroupHandle,
+        *,
+        benchmark: str,
+        agent: str,
+        provider: str,
+        model: str,
+        config: dict[str, Any],
+        reason: str,
+        defer_to: UUID | None = None,
+        detail: str | None = None,
+    ) -> None:
+        sig_text = signature(benchmark, agent, provider, model, config)
+        self._save_with_group(
+            [],
+            group,
+            lambda version: group_model.BenchmarkSkipped(
+                originator_id=group.id,
+                originator_version=version,
+                benchmark=benchmark,
+                agent=agent,
+                provider=provider,
+                model=model,
+                signature=sig_text,
+                reason=reason,
+                defer_to=defer_to,
+                detail=detail,
+            ),
+        )
+
+    def refuse_launch(
+        self,
+        group: GroupHandle,
+        *,
+        benchmark: str,
+        agent: str,
+        provider: str,
+        model: str,
+        config: dict[str, Any],
+        reason: str,
+        missing_env: list[str],
+        detail: str | None = None,
+    ) -> None:
+        sig_text = signature(benchmark, agent, provider, model, config)
+        self._save_with_group(
+            [],
+            group,
+            lambda version: group_model.LaunchRefused(
+                originator_id=group.id,
+                originator_version=version,
+                benchmark=benchmark,
+                agent=agent,
+                provider=provider,
+                model=model,
+                signature=sig_text,
+                reason=reason,
+                missing_env=missing_env,
+                detail=detail,
+            ),
+        )
 
     # -- corrections ------------------------------------------------------------
 
@@ -301,19 +541,20 @@ class Ledger(Application[UUID]):
         unit: str | None = None,
         source: str | None = None,
         as_of: date | None = None,
-    ) -> None:
+    ) -> bool:
+        """Reference a high score; repeating the current reference appends nothing."""
         current = self.get_benchmark(benchmark)
         if current is None:
             self.register_benchmark(benchmark, unit=unit)
             current = self.get_benchmark(benchmark)
             assert current is not None
-        self._save(
-            [
-                benchmark_model.reference_high_score(
-                    current, label=label, value=value, unit=unit, source=source, as_of=as_of
-                )
-            ]
+        event = benchmark_model.reference_high_score(
+            current, label=label, value=value, unit=unit, source=source, as_of=as_of
         )
+        if event is None:
+            return False
+        self._save([event])
+        return True
 
 
 def _project(mutator: Any) -> Any:

@@ -16,6 +16,8 @@ NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 class RunStatus(StrEnum):
     RUNNING = "running"
+    # Its lease expired and it was recovered; its process may still finish it later.
+    RECOVERED = "recovered"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
@@ -23,7 +25,8 @@ class RunStatus(StrEnum):
     ERROR = "error"
 
 
-FINISHED_STATUSES = tuple(s for s in RunStatus if s is not RunStatus.RUNNING)
+OPEN_STATUSES = (RunStatus.RUNNING, RunStatus.RECOVERED)
+FINISHED_STATUSES = tuple(s for s in RunStatus if s not in OPEN_STATUSES)
 
 
 # A plain string literal, not an enum: cells are the hot path and enum access is slow.
@@ -75,8 +78,8 @@ class RunHeader(Record):
     @field_validator("status")
     @classmethod
     def _finished(cls, value: RunStatus) -> RunStatus:
-        if value is RunStatus.RUNNING:
-            raise ValueError("an imported run must be finished, not 'running'")
+        if value in OPEN_STATUSES:
+            raise ValueError(f"a recorded run must be finished, not '{value}'")
         return value
 
     @property

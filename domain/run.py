@@ -14,10 +14,18 @@ from domain.base import Aggregate, Event
 from domain.errors import (
     CellConflictError,
     InvalidationStateError,
+    RuleViolationError,
     RunAlreadyFinishedError,
     RunNotFinishedError,
 )
-from domain.records import Cell, FiniteFloat, RunRecord, RunStatus, SourceFile
+from domain.records import (
+    FINISHED_STATUSES,
+    Cell,
+    FiniteFloat,
+    RunRecord,
+    RunStatus,
+    SourceFile,
+)
 
 
 class RunStarted(Event):
@@ -41,6 +49,9 @@ class RunStarted(Event):
     source_sha256: str | None = None
     content_sha256: str | None = None
     started_at: datetime | None = None
+    lease_expires_at: datetime | None = None
+    pid: int | None = None
+    run_dir: str | None = None
 
 
 class CellsRecorded(Event):
@@ -61,6 +72,22 @@ class RunFinished(Event):
     error: str | None = None
     ended_at: datetime | None = None
     artifacts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class LeaseRenewed(Event):
+    """The process executing the run is alive; a coarse heartbeat (about a minute)."""
+
+    expires_at: datetime
+
+
+class StaleRunRecovered(Event):
+    """Its lease expired: the run stops counting as live. Completed cells are kept."""
+
+    policy: str
+    stale_seconds: float
+    lease_expires_at: datetime | None
+    last_heard_at: datetime
+    actor: str
 
 
 class RunInvalidated(Event):
@@ -89,13 +116,24 @@ class Run(Aggregate):
     invalidated: bool = False
     score: float | None = None
     corrections: int = 0
+    lease_expires_at: datetime | None = None
+    last_heard_at: datetime | None = None
+    source: str = "imported"
     source_sha256: str | None = None
     content_sha256: str | None = None
     cell_digests: dict[str, str] = Field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
-        return self.status is not RunStatus.RUNNING
+        return self.status in FINISHED_STATUSES
+
+    def is_live(self, now: datetime) -> bool:
+        """Running under a lease that has not expired."""
+        return (
+            self.status is RunStatus.RUNNING
+            and self.lease_expires_at is not None
+            and self.lease_expires_at > now
+        )
 
 
 @singledispatch
@@ -113,6 +151,9 @@ def _(event: RunStarted, run: None) -> Run:
         run_key=event.run_key,
         benchmark=event.benchmark,
         status=RunStatus.RUNNING,
+        lease_expires_at=event.lease_expires_at,
+        last_heard_at=event.timestamp,
+        source=event.source,
         source_sha256=event.source_sha256,
         content_sha256=event.content_sha256,
     )
@@ -123,6 +164,18 @@ def _(event: CellsRecorded, run: Run) -> Run:
     digests = dict(run.cell_digests)
     digests.update((c.key, c.digest()) for c in event.cells)
     return run.advanced(event, cell_digests=digests)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: LeaseRenewed, run: Run) -> Run:
+    return run.advanced(  # type: ignore[no-any-return]
+        event, lease_expires_at=event.expires_at, last_heard_at=event.timestamp
+    )
+
+
+@mutate.register
+def _(event: StaleRunRecovered, run: Run) -> Run:
+    return run.advanced(event, status=RunStatus.RECOVERED)  # type: ignore[no-any-return]
 
 
 @mutate.register
@@ -271,8 +324,97 @@ def correct_score(run: Run, new_score: float | None, reason: str, actor: str) ->
     )
 
 
-def finish(run: Run, **outcome: Any) -> RunFinished:
-    """Close a running run with its outcome; a run finishes once."""
+def ensure_open(run: Run) -> None:
+    """A run finishes once, even after a recovery."""
     if run.finished:
         raise RunAlreadyFinishedError(f"run {run.id} has already finished ({run.status})")
-    return RunFinished(originator_id=run.id, originator_version=run.version + 1, **outcome)
+
+
+def finish(run: Run, *, version: int | None = None, **outcome: Any) -> RunFinished:
+    """Close an open run with its outcome (at `version` when cells precede it)."""
+    ensure_open(run)
+    return RunFinished(
+        originator_id=run.id, originator_version=version or run.version + 1, **outcome
+    )
+
+
+def renew_lease(run: Run, expires_at: datetime) -> LeaseRenewed:
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has finished; its lease is over")
+    return LeaseRenewed(
+        originator_id=run.id, originator_version=run.version + 1, expires_at=expires_at
+    )
+
+
+def stale_reason(run: Run, now: datetime, stale_seconds: float) -> str | None:
+    """Why an open run counts as stale now, or None while it may still be alive."""
+    if run.status is not RunStatus.RUNNING:
+        return None
+    if run.lease_expires_at is not None:
+        overdue = (now - run.lease_expires_at).total_seconds()
+        if overdue > stale_seconds or (stale_seconds == 0 and overdue >= 0):
+            return "lease_expired"
+        return None
+    quiet = (now - (run.last_heard_at or run.created_on)).total_seconds()
+    return "no_lease_and_older_than_cutoff" if quiet >= stale_seconds else None
+
+
+def recover(run: Run, now: datetime, stale_seconds: float, actor: str) -> StaleRunRecovered:
+    policy = stale_reason(run, now, stale_seconds)
+    if policy is None:
+        raise RuleViolationError(f"run {run.id} is not stale (status {run.status})")
+    return StaleRunRecovered(
+        originator_id=run.id,
+        originator_version=run.version + 1,
+        policy=policy,
+        stale_seconds=stale_seconds,
+        lease_expires_at=run.lease_expires_at,
+        last_heard_at=run.last_heard_at or run.created_on,
+        actor=actor,
+    )
+
+
+def begin(
+    run_id: UUID,
+    *,
+    run_key: str,
+    benchmark: str,
+    agent: str,
+    provider: str,
+    model: str,
+    config: dict[str, Any],
+    attempt: int,
+    run_group_id: UUID | None,
+    command: list[str],
+    cwd: str,
+    host: str,
+    started_at: datetime,
+    lease_expires_at: datetime,
+    run_dir: str,
+    code_versions: dict[str, str] | None = None,
+) -> RunStarted:
+    """The start of an executed run, under a lease its process keeps renewing."""
+    from domain.signatures import comparison_signature, signature
+
+    return RunStarted(
+        originator_id=run_id,
+        originator_version=1,
+        run_key=run_key,
+        benchmark=benchmark,
+        agent=agent,
+        provider=provider,
+        model=model,
+        config=config,
+        signature=signature(benchmark, agent, provider, model, config),
+        comparison_signature=comparison_signature(benchmark, provider, model, config),
+        attempt=attempt,
+        run_group_id=run_group_id,
+        command=command,
+        cwd=cwd,
+        host=host,
+        code_versions=code_versions or {},
+        source="executed",
+        started_at=started_at,
+        lease_expires_at=lease_expires_at,
+        run_dir=run_dir,
+    )

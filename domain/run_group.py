@@ -20,6 +20,32 @@ class RunGroupOpened(Event):
     repo_meta: dict[str, str] = Field(default_factory=dict)
 
 
+class BenchmarkSkipped(Event):
+    """A benchmark this invocation chose not to run: never a run, never an attempt."""
+
+    benchmark: str
+    agent: str
+    provider: str
+    model: str
+    signature: str
+    reason: str
+    defer_to: UUID | None = None
+    detail: str | None = None
+
+
+class LaunchRefused(Event):
+    """A benchmark that could not be launched (e.g. missing environment): a failure."""
+
+    benchmark: str
+    agent: str
+    provider: str
+    model: str
+    signature: str
+    reason: str
+    missing_env: list[str] = Field(default_factory=list)
+    detail: str | None = None
+
+
 class RunGroupClosed(Event):
     summary: dict[str, int] = Field(default_factory=dict)
 
@@ -43,6 +69,11 @@ def _(event: RunGroupOpened, group: None) -> RunGroup:
         modified_on=event.timestamp,
         label=event.label,
     )
+
+
+@mutate.register
+def _(event: BenchmarkSkipped | LaunchRefused, group: RunGroup) -> RunGroup:
+    return group.advanced(event)  # type: ignore[no-any-return]
 
 
 @mutate.register

@@ -72,3 +72,7 @@ def import_id_for(file_sha256: str) -> UUID:
 
 def run_group_id_for(label: str) -> UUID:
     return natural_id("run-group", label)
+
+
+def signature_id_for(signature: str) -> UUID:
+    return natural_id("signature", signature)

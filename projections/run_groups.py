@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from domain.run import RunStarted
-from domain.run_group import RunGroupClosed, RunGroupOpened
-from projections.base import Change, Envelope, Projection, Table, iso, to_json
+from domain.run_group import BenchmarkSkipped, LaunchRefused, RunGroupClosed, RunGroupOpened
+from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 INSERT = (
     "INSERT INTO [{run_groups}] (run_group_id, label, kind, opened_at, closed_at, runs, "
@@ -14,11 +14,16 @@ INSERT = (
 )
 CLOSE = "UPDATE [{run_groups}] SET closed_at = ?, summary = ? WHERE run_group_id = ?"
 COUNT_RUN = "UPDATE [{run_groups}] SET runs = runs + 1 WHERE run_group_id = ?"
+NOT_RUN = (
+    "INSERT INTO [{skips}] (position, run_group_id, outcome, benchmark, agent, provider, "
+    "model, signature, reason, defer_to, missing_env, detail, time) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class RunGroupsProjection(Projection):
     name = "run_groups"
-    version = 1
+    version = 2
     tables = (
         Table(
             "run_groups",
@@ -35,6 +40,26 @@ class RunGroupsProjection(Projection):
                 "summary": str,
             },
             pk=("run_group_id",),
+        ),
+        Table(
+            "skips",
+            {
+                "position": int,
+                "run_group_id": str,
+                "outcome": str,
+                "benchmark": str,
+                "agent": str,
+                "provider": str,
+                "model": str,
+                "signature": str,
+                "reason": str,
+                "defer_to": str,
+                "missing_env": str,
+                "detail": str,
+                "time": str,
+            },
+            pk=("position",),
+            indexes=(("run_group_id",), ("signature",)),
         ),
     )
 
@@ -55,5 +80,25 @@ class RunGroupsProjection(Projection):
             )
         elif isinstance(event, RunGroupClosed):
             yield CLOSE, (iso(event.timestamp), to_json(event.summary), str(envelope.stream))
+        elif isinstance(event, BenchmarkSkipped | LaunchRefused):
+            refused = isinstance(event, LaunchRefused)
+            yield (
+                NOT_RUN,
+                (
+                    envelope.position,
+                    str(envelope.stream),
+                    "launch_refused" if refused else "skipped",
+                    event.benchmark,
+                    event.agent,
+                    event.provider,
+                    event.model,
+                    event.signature,
+                    event.reason,
+                    None if refused else uid(event.defer_to),  # type: ignore[union-attr]
+                    to_json(event.missing_env) if refused else None,  # type: ignore[union-attr]
+                    event.detail,
+                    iso(event.timestamp),
+                ),
+            )
         elif isinstance(event, RunStarted) and event.run_group_id is not None:
             yield COUNT_RUN, (str(event.run_group_id),)

@@ -6,11 +6,13 @@ from collections.abc import Iterable
 
 from domain.run import (
     CellsRecorded,
+    LeaseRenewed,
     RunFinished,
     RunInvalidated,
     RunReinstated,
     RunStarted,
     ScoreCorrected,
+    StaleRunRecovered,
 )
 from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
@@ -55,6 +57,11 @@ COLUMNS: dict[str, type] = {
     "command": str,
     "cwd": str,
     "host": str,
+    "run_dir": str,
+    "lease_expires_at": str,
+    "last_heard_at": str,
+    "recovered_at": str,
+    "recovery_policy": str,
     "recorded_at": str,
     "updated_at": str,
     "last_position": int,
@@ -64,10 +71,10 @@ INSERT = (
     "INSERT INTO [{runs}] (run_id, run_key, benchmark, agent, provider, model, status, "
     "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
     "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
-    "source, source_format, source_path, source_sha256, command, cwd, host, recorded_at, "
-    "updated_at, last_position) "
+    "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, "
+    "lease_expires_at, last_heard_at, recorded_at, updated_at, last_position) "
     "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?)"
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ADD_CELLS = (
     "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
@@ -83,6 +90,14 @@ INVALIDATE = (
     "UPDATE [{runs}] SET invalidated = ?, invalidated_reason = ?, updated_at = ?, "
     "last_position = ? WHERE run_id = ?"
 )
+RENEW = (
+    "UPDATE [{runs}] SET lease_expires_at = ?, last_heard_at = ?, updated_at = ?, "
+    "last_position = ? WHERE run_id = ?"
+)
+RECOVER = (
+    "UPDATE [{runs}] SET status = 'recovered', recovered_at = ?, recovery_policy = ?, "
+    "updated_at = ?, last_position = ? WHERE run_id = ?"
+)
 CORRECT = (
     "UPDATE [{runs}] SET original_score = CASE WHEN corrections = 0 THEN score "
     "ELSE original_score END, score = ?, corrections = corrections + 1, "
@@ -92,7 +107,7 @@ CORRECT = (
 
 class RunsProjection(Projection):
     name = "runs"
-    version = 1
+    version = 2
     tables = (
         Table(
             "runs",
@@ -130,6 +145,9 @@ class RunsProjection(Projection):
                     to_json(event.command),
                     event.cwd,
                     event.host,
+                    event.run_dir,
+                    iso(event.lease_expires_at),
+                    at,
                     at,
                     at,
                     pos,
@@ -172,6 +190,10 @@ class RunsProjection(Projection):
                     run_id,
                 ),
             )
+        elif isinstance(event, LeaseRenewed):
+            yield RENEW, (iso(event.expires_at), at, at, pos, run_id)
+        elif isinstance(event, StaleRunRecovered):
+            yield RECOVER, (at, event.policy, at, pos, run_id)
         elif isinstance(event, RunInvalidated):
             yield INVALIDATE, (1, event.reason, at, pos, run_id)
         elif isinstance(event, RunReinstated):

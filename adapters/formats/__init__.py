@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from adapters.formats import native
 from domain.errors import InputFormatError, UnknownFormatError
@@ -17,7 +17,9 @@ class Format(Protocol):
 
     def detect(self, path: Path, head: bytes) -> bool: ...
 
-    def parse(self, path: Path, data: bytes) -> Iterator[RunRecord]: ...
+    def parse(
+        self, path: Path, data: bytes, defaults: dict[str, Any] | None = None
+    ) -> Iterator[RunRecord]: ...
 
 
 FORMATS: dict[str, Format] = {native.NAME: native}

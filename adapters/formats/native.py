@@ -39,16 +39,20 @@ def detect(path: Path, head: bytes) -> bool:
     return text.startswith(b"{") and b'"type"' in text.split(b"\n", 1)[0]
 
 
-def parse(path: Path, data: bytes) -> Iterator[RunRecord]:
+def parse(
+    path: Path, data: bytes, defaults: dict[str, Any] | None = None
+) -> Iterator[RunRecord]:
+    """Runs in the file; `defaults` fill header fields the file leaves out (the runner
+    knows benchmark, agent, provider and model of what it executed)."""
     name = str(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     if path.suffix.lower() == ".json":
-        yield _parse_json(name, text)
+        yield _parse_json(name, text, defaults or {})
     else:
-        yield from _parse_jsonl(name, text)
+        yield from _parse_jsonl(name, text, defaults or {})
 
 
 def _loads(name: str, text: str, line: int | None = None) -> Any:
@@ -69,7 +73,7 @@ def _field_error(
     return InputFormatError(name, first["msg"], line=line, field=field)
 
 
-def _parse_json(name: str, text: str) -> RunRecord:
+def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
     document = _loads(name, text)
     if not isinstance(document, dict):
         raise InputFormatError(name, "expected a JSON object (one run)")
@@ -78,7 +82,7 @@ def _parse_json(name: str, text: str) -> RunRecord:
     if not isinstance(raw_cells, list):
         raise InputFormatError(name, "must be an array", field="cells")
     try:
-        header = RunHeader.model_validate(document)
+        header = RunHeader.model_validate({**defaults, **document})
     except ValidationError as e:
         raise _field_error(name, e, line=None) from None
     cells = []
@@ -90,7 +94,7 @@ def _parse_json(name: str, text: str) -> RunRecord:
     return RunRecord(header=header, cells=tuple(cells))
 
 
-def _parse_jsonl(name: str, text: str) -> Iterator[RunRecord]:
+def _parse_jsonl(name: str, text: str, defaults: dict[str, Any]) -> Iterator[RunRecord]:
     header: RunHeader | None = None
     cells: list[Cell] = []
     validate_cell = Cell.model_validate
@@ -122,7 +126,7 @@ def _parse_jsonl(name: str, text: str) -> Iterator[RunRecord]:
                 yield RunRecord(header=header, cells=tuple(cells))
             obj.pop("schema", None)
             try:
-                header = RunHeader.model_validate(obj)
+                header = RunHeader.model_validate({**defaults, **obj})
             except ValidationError as e:
                 raise _field_error(name, e, line=lineno) from None
             cells = []

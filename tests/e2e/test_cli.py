@@ -57,7 +57,7 @@ class TestReading:
         rows = list(csv.DictReader(io.StringIO(demo("runs", "--csv").stdout)))
         assert len(rows) == len(json.loads(demo("runs", "--json").stdout))
         table = demo("runs", "--status", "invalidated").stdout.splitlines()
-        assert table[0].split()[:3] == ["run", "benchmark", "agent"]
+        assert table[0].split()[:3] == ["run", "attempt", "benchmark"]
         assert len(table) == 3 and "(invalidated)" in table[2]
 
     def test_show_prints_the_run_and_its_cell_outcomes(self, demo: Invoke) -> None:

@@ -22,7 +22,10 @@ import pytest
 from click.testing import CliRunner
 from datasette.app import Datasette
 
-from adapters.browse import datasette_for
+from adapters.browse import datasette_for, metadata_for
+from projections.registry import all_projections
+
+READ_MODEL_TABLES = {t.name for p in all_projections() for t in p.tables}
 from commands.cli import cli
 
 INTERNAL_TABLES = ("stored_events", "_projection_state")
@@ -147,16 +150,13 @@ class TestInternalTablesAreHidden:
         body = get_json(ds, "/ledger.json")
 
         visible = {table["name"] for table in body["tables"] if not table["hidden"]}
-        assert visible == {
-            "runs",
-            "cells",
-            "run_groups",
-            "benchmarks",
-            "high_scores",
-            "events",
-            "chain",
-            "imports",
-        }
+        assert visible == READ_MODEL_TABLES
+
+    def test_every_read_model_table_is_described_and_its_rebuild_twin_hidden(self) -> None:
+        tables = metadata_for(Path("ledger.db"))["databases"]["ledger"]["tables"]
+        for name in READ_MODEL_TABLES:
+            assert tables[name]["description"], name
+            assert tables[f"{name}__rebuild"]["hidden"] is True, name
 
     def test_rebuild_tables_are_hidden_by_metadata(self, ledger: Path, tmp_path: Path) -> None:
         # The demo leaves no rebuild tables behind, so make one appear as it would mid-rebuild.

@@ -1,0 +1,297 @@
+"""Run a benchmark command as a subprocess: redacted logs, timeouts, no leftovers."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import signal
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+# Common names that contain a secret-looking word but hold paths, ids or flags; redacting
+# their values ("wayland", "false", "user") would mask ordinary words in every log.
+_HARMLESS_NAMES = (
+    r"SSH_AUTH_SOCK|XAUTHORITY|DESKTOP_SESSION|SESSION_MANAGER|DBUS_SESSION_BUS_ADDRESS"
+    r"|XDG_SESSION_\w+|GNOME_KEYRING_\w+|TOKENIZERS_PARALLELISM|GIT_AUTHOR_(?:NAME|EMAIL|DATE)"
+)
+SECRET_NAME = re.compile(
+    rf"^(?!(?:{_HARMLESS_NAMES})$)"
+    r".*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION"
+    r"|_PAT$).*",
+    re.IGNORECASE,
+)
+# Flag values under a secret-looking name are not secrets, and masking them would
+# corrupt every "true" in a results file.
+_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null"})
+_JOIN_SECONDS = 5.0
+
+
+def secret_values(env: Mapping[str, str]) -> list[str]:
+    """Values of secret-looking names (at least 4 characters), longest first."""
+    found = {
+        value
+        for name, value in env.items()
+        if SECRET_NAME.match(name) and len(value) >= 4 and value.lower() not in _NOT_SECRET_VALUES
+    }
+    return sorted(found, key=lambda value: (-len(value), value))
+
+
+class Redactor:
+    """Replaces every occurrence of the given secrets with a mask."""
+
+    def __init__(self, secrets: Sequence[str], mask: str = "[REDACTED]") -> None:
+        # Longest first, so a secret that contains another is masked whole.
+        self.secrets = tuple(sorted({s for s in secrets if s}, key=lambda s: (-len(s), s)))
+        self.mask = mask
+        self._text: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
+        if self.secrets:
+            self._text = re.compile("|".join(re.escape(s) for s in self.secrets))
+            self._bytes = re.compile(b"|".join(re.escape(_encode(s)) for s in self.secrets))
+        # Backslashes are the only special characters in a replacement template.
+        self._text_mask = mask.replace("\\", "\\\\")
+        self._bytes_mask = _encode(self._text_mask)
+
+    def redact(self, text: str) -> str:
+        """The text with every secret masked."""
+        return text if self._text is None else self._text.sub(self._text_mask, text)
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """The bytes with the UTF-8 encoding of every secret masked."""
+        return data if self._bytes is None else self._bytes.sub(self._bytes_mask, data)
+
+    def redact_obj(self, value: Any) -> Any:
+        """A copy of nested dicts, lists, tuples and strings with every secret masked, keys too."""
+        if self._text is None:
+            return value
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, bytes):
+            return self.redact_bytes(value)
+        if isinstance(value, dict):
+            return {self.redact_obj(k): self.redact_obj(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.redact_obj(item) for item in value]
+        if isinstance(value, tuple):
+            return tuple(self.redact_obj(item) for item in value)
+        return value
+
+
+def _encode(text: str) -> bytes:
+    # surrogateescape round-trips environment values that were not valid UTF-8.
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _regular_files(root: Path) -> Iterator[Path]:
+    """Every regular file under root; symlinks are neither followed nor listed."""
+
+    def fail(error: OSError) -> None:
+        raise error  # an unreadable directory must not silently hide files
+
+    for dirpath, _dirnames, filenames in os.walk(root, onerror=fail):
+        for name in filenames:
+            path = Path(dirpath, name)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                yield path
+
+
+def redact_tree(root: Path, redactor: Redactor) -> list[Path]:
+    """Atomically rewrite every regular file under root that contains a secret; return them."""
+    if not redactor.secrets:
+        return []
+    rewritten = []
+    for path in _regular_files(root):
+        data = path.read_bytes()
+        redacted = redactor.redact_bytes(data)
+        if redacted != data:
+            _replace_contents(path, redacted)
+            rewritten.append(path)
+    return sorted(rewritten)
+
+
+def _replace_contents(path: Path, data: bytes) -> None:
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".redacting")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: str  # POSIX, relative to the base given to artifacts()
+    size: int
+    sha256: str
+
+
+def artifacts(root: Path, base: Path) -> list[Artifact]:
+    """Every regular file under root, sorted by path, named relative to base (an ancestor)."""
+    root, base = Path(os.path.abspath(root)), Path(os.path.abspath(base))
+    root.relative_to(base)  # ValueError unless base is root or an ancestor of it
+    found = []
+    for path in _regular_files(root):
+        digest, size = hashlib.sha256(), 0
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+        found.append(Artifact(path.relative_to(base).as_posix(), size, digest.hexdigest()))
+    return sorted(found, key=lambda artifact: artifact.path)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int | None  # negative signal number if a signal ended it; None if never launched
+    timed_out: bool
+    duration_seconds: float
+    launch_error: str | None
+
+
+class _Pump:
+    """Copies one pipe into one log file line by line, redacted, on a daemon thread."""
+
+    def __init__(self, source: IO[bytes], sink: IO[bytes], redactor: Redactor) -> None:
+        self._source, self._sink, self._redactor = source, sink, redactor
+        self._lock = threading.Lock()
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with self._source:
+            for line in iter(self._source.readline, b""):
+                with self._lock:
+                    if self._sink.closed or self._error is not None:
+                        continue  # keep draining so the child never blocks on a full pipe
+                    try:
+                        self._sink.write(self._redactor.redact_bytes(line))
+                        self._sink.flush()
+                    except OSError as error:
+                        self._error = error
+
+    def finish(self) -> None:
+        """Wait for end of output, then close the log; a writer still holding the pipe
+        (a process that escaped the group) is abandoned and its later output dropped."""
+        self._thread.join(_JOIN_SECONDS)
+        with self._lock:
+            self._sink.close()
+        if self._error is not None:
+            raise self._error
+
+
+def execute(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout_path: Path,
+    stderr_path: Path,
+    redactor: Redactor,
+    timeout: float | None = None,
+    on_tick: Callable[[], None] | None = None,
+    tick_seconds: float = 60.0,
+    kill_grace_seconds: float = 5.0,
+    on_start: Callable[[int], None] | None = None,
+) -> Outcome:
+    """Run argv in its own process group, logging redacted output, and leave nothing running.
+
+    On timeout the group gets SIGTERM, then SIGKILL after kill_grace_seconds. Once the
+    child has exited, whatever else is left in its group is killed. An exception from
+    on_start or on_tick, or a KeyboardInterrupt, kills the group and then propagates.
+    Processes that leave the group (setsid, daemonising) are beyond reach.
+    """
+    if not argv:
+        raise ValueError("argv is empty")
+    if on_tick is not None and tick_seconds <= 0:
+        raise ValueError("tick_seconds must be positive")
+    for path in (stdout_path, stderr_path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # Opened before launching, so an unwritable log directory fails with nothing started.
+    stdout_log, stderr_log = stdout_path.open("wb"), stderr_path.open("wb")
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as error:
+        message = redactor.redact(f"cannot launch {argv[0]!r}: {error}")
+        with stdout_log, stderr_log:
+            stderr_log.write(_encode(message + "\n"))
+        return Outcome(None, False, time.monotonic() - started, message)
+
+    assert process.stdout is not None and process.stderr is not None
+    pumps: list[_Pump] = []
+    timed_out = False
+    try:
+        pumps.append(_Pump(process.stdout, stdout_log, redactor))
+        pumps.append(_Pump(process.stderr, stderr_log, redactor))
+        if on_start is not None:
+            on_start(process.pid)
+        deadline = None if timeout is None else started + timeout
+        next_tick = started + tick_seconds if on_tick is not None else None
+        while True:
+            wakes = [t for t in (deadline, next_tick) if t is not None]
+            if _wait_for_exit(process.pid, until=min(wakes) if wakes else None):
+                break
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
+                _signal_group(process.pid, signal.SIGTERM)
+                _wait_for_exit(process.pid, until=time.monotonic() + kill_grace_seconds)
+                break
+            if on_tick is not None and next_tick is not None and now >= next_tick:
+                next_tick = now + tick_seconds
+                on_tick()
+    finally:
+        # The child is exited-but-unreaped (or still running) here, so its pid, and with it
+        # the group id, cannot have been reused: killing the group hits only its leftovers.
+        _signal_group(process.pid, signal.SIGKILL)
+        exit_code = process.wait()
+        duration = time.monotonic() - started
+        for pump in pumps:
+            pump.finish()
+    return Outcome(exit_code, timed_out, duration, None)
+
+
+def _wait_for_exit(pid: int, until: float | None) -> bool:
+    """Wait until the child has exited, without reaping it, or until `until`; True if exited."""
+    delay = 0.001
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+                return True
+        except ChildProcessError:
+            return True
+        remaining = None if until is None else until - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            return False
+        time.sleep(delay if remaining is None else min(delay, remaining))
+        delay = min(delay * 2, 0.05)
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)

@@ -1,0 +1,330 @@
+"""Runs registered benchmarks as subprocesses and records everything as it happens.
+
+Per benchmark: compatibility, the skip decision, required environment, then an
+atomic claim of the next attempt; the command runs in its own process group
+while the run's lease is renewed; its result file is located, parsed and
+recorded with the outcome and artifacts. Secret-looking environment values
+never reach an event, a log file or the run directory.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+from uuid import uuid4
+
+from adapters import formats
+from adapters.process import Outcome, Redactor, artifacts, execute, redact_tree, secret_values
+from adapters.registry import BenchmarkSpec, effective_config, render_command
+from domain.errors import InputFormatError, LedgerError
+from domain.ledger import GroupHandle, Ledger, Skip
+from domain.records import Cell, RunRecord, RunStatus
+from domain.signature import Mode, decide
+
+State = Literal["succeeded", "failed", "timed_out", "error", "skipped", "refused"]
+FAILING: tuple[State, ...] = ("failed", "timed_out", "error", "refused")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    agent: str
+    provider: str
+    model: str
+    extras: tuple[dict[str, Any], ...] = ()
+    mode: Mode = "default"
+    timeout: float | None = None
+    lease_seconds: float = 300.0
+    renew_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class BenchmarkOutcome:
+    benchmark: str
+    state: State
+    run_id: str | None = None
+    run_key: str | None = None
+    attempt: int | None = None
+    score: float | None = None
+    reason: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.state in FAILING
+
+
+@dataclass
+class Runner:
+    ledger: Ledger
+    results_root: Path
+    host: str = field(default_factory=socket.gethostname)
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr))
+
+    def run_all(
+        self, group: GroupHandle, specs: Sequence[BenchmarkSpec], request: RunRequest, jobs: int
+    ) -> list[BenchmarkOutcome]:
+        if jobs <= 1 or len(specs) <= 1:
+            return [self.run_one(group, spec, request) for spec in specs]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(lambda spec: self.run_one(group, spec, request), specs))
+
+    def run_one(
+        self, group: GroupHandle, spec: BenchmarkSpec, request: RunRequest
+    ) -> BenchmarkOutcome:
+        config = effective_config(spec.config, spec.id, *request.extras)
+        who: dict[str, Any] = {
+            "benchmark": spec.id,
+            "agent": request.agent,
+            "provider": request.provider,
+            "model": request.model,
+            "config": config,
+        }
+        if not spec.accepts(request.agent):
+            detail = f"agent '{request.agent}' is not among {', '.join(spec.agents)}"
+            self.ledger.skip(group, reason="incompatible_agent", detail=detail, **who)
+            return BenchmarkOutcome(spec.id, "skipped", reason=f"incompatible_agent: {detail}")
+        _, attempts = self.ledger.attempts(_signature(who))
+        decision = decide(attempts, request.mode, datetime.now(UTC))
+        if not decision.execute:
+            return self._skipped(group, spec, who, Skip(decision.reason or "", decision.defer_to))
+        missing = [name for name in spec.required_env if not self.environ.get(name)]
+        if missing:
+            detail = f"Missing required environment variables: {', '.join(missing)}"
+            self.ledger.refuse_launch(
+                group, reason="missing_env", missing_env=missing, detail=detail, **who
+            )
+            return BenchmarkOutcome(spec.id, "refused", reason=detail)
+        return self._execute(group, spec, request, config, who)
+
+    def _skipped(
+        self, group: GroupHandle, spec: BenchmarkSpec, who: dict[str, Any], skip: Skip
+    ) -> BenchmarkOutcome:
+        self.ledger.skip(group, reason=skip.reason, defer_to=skip.defer_to, **who)
+        defer = f" (see run {str(skip.defer_to)[:8]})" if skip.defer_to else ""
+        return BenchmarkOutcome(spec.id, "skipped", reason=skip.reason + defer)
+
+    def _execute(
+        self,
+        group: GroupHandle,
+        spec: BenchmarkSpec,
+        request: RunRequest,
+        config: dict[str, Any],
+        who: dict[str, Any],
+    ) -> BenchmarkOutcome:
+        token = uuid4().hex[:8]
+        run_key = f"run_{spec.id}_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{token}"
+        run_dir_rel = f"{group.label}/{_safe(spec.id)}__{_safe(request.agent)}/{run_key}"
+        run_dir = self.results_root / run_dir_rel
+        output_dir = run_dir / "output"
+        output_dir.mkdir(parents=True, exist_ok=True)
+        values = {
+            "agent": request.agent,
+            "provider": request.provider,
+            "model": request.model,
+            "benchmark": spec.id,
+            "run_id": run_key,
+            "output_dir": str(output_dir),
+        }
+        argv = render_command(spec.command, values, config)
+        redactor = Redactor(secret_values(self.environ))
+        started = self.ledger.start_attempt(
+            group,
+            mode=request.mode,
+            command=redactor.redact_obj(_relative_argv(argv, self.results_root)),
+            cwd=_relative(spec.cwd, Path.cwd()),
+            host=self.host,
+            lease_seconds=request.lease_seconds,
+            run_key=run_key,
+            run_dir=run_dir_rel,
+            **who,
+        )
+        if isinstance(started, Skip):
+            return self._skipped(group, spec, who, started)
+        env = {
+            **self.environ,
+            "BENCHLEDGER_RUN_ID": run_key,
+            "BENCHLEDGER_OUTPUT_DIR": str(output_dir),
+            "BENCHLEDGER_AGENT": request.agent,
+            "BENCHLEDGER_PROVIDER": request.provider,
+            "BENCHLEDGER_MODEL": request.model,
+            "BENCHLEDGER_BENCHMARK": spec.id,
+        }
+        launched_at = time.time()
+        try:
+            outcome = execute(
+                argv,
+                cwd=spec.cwd,
+                env=env,
+                stdout_path=run_dir / "stdout.log",
+                stderr_path=run_dir / "stderr.log",
+                redactor=redactor,
+                timeout=request.timeout,
+                on_tick=lambda: self._renew(started.run_id, request.lease_seconds),
+                tick_seconds=request.renew_seconds,
+            )
+            redact_tree(run_dir, redactor)
+            status, score, error, record = self._judge(spec, who, output_dir, launched_at, outcome)
+            finished = _finish_fields(spec, record, status, score, error, outcome)
+            finished["artifacts"] = [
+                {"path": a.path, "size": a.size, "sha256": a.sha256}
+                for a in artifacts(run_dir, self.results_root)
+            ]
+            cells: Sequence[Cell] = record.cells if record else ()
+            self.ledger.finish_run(started.run_id, cells, **redactor.redact_obj(finished))
+        except LedgerError:
+            raise
+        except Exception as e:  # our own failure after the claim: record it, never hide it
+            self.ledger.finish_run(
+                started.run_id,
+                (),
+                status=RunStatus.ERROR,
+                error=redactor.redact(f"benchledger failed while running: {e!r}"),
+            )
+            raise
+        state: State = "succeeded" if status is RunStatus.SUCCEEDED else _failing(status)
+        return BenchmarkOutcome(
+            spec.id, state, str(started.run_id), run_key, started.attempt, score, error
+        )
+
+    def _renew(self, run_id: Any, lease_seconds: float) -> None:
+        try:
+            self.ledger.renew_lease(run_id, lease_seconds)
+        except LedgerError as e:  # a missed heartbeat must not kill the benchmark
+            self.log(f"warning: lease renewal of run {str(run_id)[:8]} failed: {e}")
+
+    def _judge(
+        self,
+        spec: BenchmarkSpec,
+        who: dict[str, Any],
+        output_dir: Path,
+        launched_at: float,
+        outcome: Outcome,
+    ) -> tuple[RunStatus, float | None, str | None, RunRecord | None]:
+        if outcome.launch_error:
+            return RunStatus.FAILED, None, outcome.launch_error, None
+        record, problem = self._result(spec, who, output_dir, launched_at)
+        score = record.header.score if record else None
+        if outcome.timed_out:
+            return RunStatus.TIMED_OUT, score, f"killed after the {spec.id} timeout", record
+        if outcome.exit_code != 0:
+            kept = " (its result was kept)" if record else ""
+            return RunStatus.FAILED, score, f"exited with code {outcome.exit_code}{kept}", record
+        if record is None:
+            return RunStatus.FAILED, None, problem, None
+        if record.header.status is not RunStatus.SUCCEEDED:
+            return record.header.status, score, record.header.error or "result says so", record
+        if score is None:
+            return RunStatus.FAILED, None, "the result has no numeric score", record
+        return RunStatus.SUCCEEDED, score, None, record
+
+    def _result(
+        self, spec: BenchmarkSpec, who: dict[str, Any], output_dir: Path, launched_at: float
+    ) -> tuple[RunRecord | None, str]:
+        found = sorted(
+            (
+                p
+                for p in output_dir.glob(spec.result)
+                if p.is_file() and p.stat().st_mtime >= launched_at - 1
+            ),
+            key=lambda p: (p.stat().st_mtime, str(p)),
+        )
+        if not found:
+            return None, f"no result file matching '{spec.result}' was written"
+        path = found[-1]
+        defaults = {
+            "benchmark": who["benchmark"],
+            "agent": who["agent"],
+            "provider": who["provider"],
+            "model": who["model"],
+            "config": who["config"],
+            "status": "succeeded",
+        }
+        try:
+            fmt = formats.by_name(spec.format)
+            records = list(fmt.parse(path, path.read_bytes(), defaults))
+        except (InputFormatError, LedgerError) as e:
+            return None, f"result unreadable: {e}"
+        if len(records) != 1:
+            return None, f"result holds {len(records)} runs, expected one"
+        return records[0], ""
+
+
+def _finish_fields(
+    spec: BenchmarkSpec,
+    record: RunRecord | None,
+    status: RunStatus,
+    score: float | None,
+    error: str | None,
+    outcome: Outcome,
+) -> dict[str, Any]:
+    header = record.header if record else None
+    metrics = dict(header.metrics) if header else {}
+    metrics["return_code"] = outcome.exit_code
+    return {
+        "status": status,
+        "score": score,
+        "unit": (header.unit if header and header.unit else None) or spec.unit,
+        "higher_is_better": spec.higher_is_better,
+        "metrics": metrics,
+        "tokens": dict(header.tokens) if header else {},
+        "duration_seconds": round(outcome.duration_seconds, 3),
+        "exit_code": outcome.exit_code,
+        "error": error,
+        "ended_at": datetime.now(UTC),
+    }
+
+
+def _failing(status: RunStatus) -> State:
+    return "timed_out" if status is RunStatus.TIMED_OUT else "failed"
+
+
+def _signature(who: dict[str, Any]) -> str:
+    from domain.signatures import signature
+
+    return signature(who["benchmark"], who["agent"], who["provider"], who["model"], who["config"])
+
+
+def _safe(text: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in text.lower()).strip("-")
+    return cleaned or "item"
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(base.resolve())) or "."
+    except ValueError:
+        return str(path)
+
+
+def _relative_argv(argv: Sequence[str], root: Path) -> list[str]:
+    """Arguments naming the results root are stored relative to it: no host paths."""
+    prefix = str(root.resolve())
+    return [a.replace(prefix, "<results>") if prefix in a else a for a in argv]
+
+
+def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path) -> int:
+    """Record the registry's benchmarks (and high scores) in the ledger; idempotent."""
+    changed = 0
+    for spec in specs:
+        changed += ledger.register_benchmark(
+            spec.id,
+            directory=_relative(spec.cwd, registry_dir),
+            unit=spec.unit,
+            higher_is_better=spec.higher_is_better,
+            description=spec.description,
+        )
+        if spec.high_score is not None:
+            hs = spec.high_score
+            changed += ledger.reference_high_score(
+                spec.id, label=hs.label, value=hs.value, unit=hs.unit, source=hs.source,
+                as_of=hs.as_of,
+            )
+    return changed
