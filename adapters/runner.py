@@ -324,7 +324,11 @@ def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path)
         if spec.high_score is not None:
             hs = spec.high_score
             changed += ledger.reference_high_score(
-                spec.id, label=hs.label, value=hs.value, unit=hs.unit, source=hs.source,
+                spec.id,
+                label=hs.label,
+                value=hs.value,
+                unit=hs.unit,
+                source=hs.source,
                 as_of=hs.as_of,
             )
     return changed

@@ -16,12 +16,12 @@ from domain import benchmark as benchmark_model
 from domain import result_import
 from domain import run as run_model
 from domain import run_group as group_model
+from domain import signature as signature_model
 from domain.base import Aggregate, Event
 from domain.benchmark import Benchmark
 from domain.errors import ConcurrencyError, ImportConflictError, NotFoundError
 from domain.records import Cell, RunRecord, SourceFile
 from domain.run import Run, RunStarted
-from domain import signature as signature_model
 from domain.run_group import RunGroup
 from domain.signature import Mode, Signature
 from domain.signatures import (
@@ -38,6 +38,7 @@ CELL_BATCH = 500
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
 
 A = TypeVar("A", bound=Aggregate)
 

@@ -39,9 +39,7 @@ def detect(path: Path, head: bytes) -> bool:
     return text.startswith(b"{") and b'"type"' in text.split(b"\n", 1)[0]
 
 
-def parse(
-    path: Path, data: bytes, defaults: dict[str, Any] | None = None
-) -> Iterator[RunRecord]:
+def parse(path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> Iterator[RunRecord]:
     """Runs in the file; `defaults` fill header fields the file leaves out (the runner
     knows benchmark, agent, provider and model of what it executed)."""
     name = str(path)

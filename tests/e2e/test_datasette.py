@@ -23,10 +23,10 @@ from click.testing import CliRunner
 from datasette.app import Datasette
 
 from adapters.browse import datasette_for, metadata_for
+from commands.cli import cli
 from projections.registry import all_projections
 
 READ_MODEL_TABLES = {t.name for p in all_projections() for t in p.tables}
-from commands.cli import cli
 
 INTERNAL_TABLES = ("stored_events", "_projection_state")
 
