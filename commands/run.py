@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,11 +12,13 @@ from typing import Any
 from uuid import UUID
 
 import click
+from pydantic import ValidationError
 
 from adapters import formats
 from adapters.registry import (
     DEFAULT_REGISTRY,
     BenchmarkSpec,
+    Profile,
     Registry,
     load_registry,
     split_ids,
@@ -72,7 +75,10 @@ def _json_object(value: str | None, name: str) -> dict[str, Any]:
 @click.option("--agent", required=True, help="Agent (harness) under test")
 @click.option("--provider", help="Model provider")
 @click.option("--model", help="Model id")
-@click.option("--model-profile", help="Profile from the registry supplying provider, model, extra")
+@click.option(
+    "--model-profile",
+    help="Profile supplying provider, model and extra: a registry profile name or a .toml file",
+)
 @click.option("--extra", help='Config overrides as JSON, e.g. {"limit": 5, "per_benchmark": {...}}')
 @click.option("--rerun-failed", is_flag=True, help="Re-run unless the latest attempt succeeded")
 @click.option("--force", is_flag=True, help="Always run a new attempt")
@@ -147,9 +153,7 @@ def run(
     registry, specs = _selection(registry_path, benchmark_lists, run_all, adhoc_id, command)
     extras: list[dict[str, Any]] = []
     if model_profile:
-        if registry is None:
-            raise click.UsageError("--model-profile needs a registry file")
-        profile = registry.profile(model_profile)
+        profile = _profile(model_profile, registry)
         provider, model = provider or profile.provider, model or profile.model
         extras.append(dict(profile.extra))
     extras.append(_json_object(extra, "--extra"))
@@ -205,6 +209,25 @@ def run(
         stderr(f"Run group {label}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     if any(o.failed for o in outcomes):
         raise SystemExit(1)
+
+
+def _profile(name: str, registry: Registry | None) -> Profile:
+    """A profile of the registry, or a TOML file of its own (provider, model, extra)."""
+    path = Path(name)
+    if path.suffix == ".toml" and path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise click.ClickException(f"{path}: {e}") from None
+        try:
+            return Profile.model_validate({"name": path.stem, **data})
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise click.ClickException(f"{path}: field '{where}': {first['msg']}") from None
+    if registry is None:
+        raise click.UsageError(f"no profile file '{name}' and no registry to look it up in")
+    return registry.profile(name)
 
 
 def _selection(
