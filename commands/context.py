@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import getpass
 import os
+import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from pydantic import ValidationError
 from adapters.bootstrap import Services, Settings, build
 from adapters.queries import Queries
 from domain.errors import LedgerError
+from projections.store import ReadModelStore
 
 
 class LedgerContext:
@@ -22,6 +25,8 @@ class LedgerContext:
             db_path=Path(db) if db else None, event_store_url=event_store
         )
         self._services: Services | None = None
+        self._snapshot_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._snapshots: list[ReadModelStore] = []
 
     @property
     def services(self) -> Services:
@@ -33,12 +38,51 @@ class LedgerContext:
                 raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
         return self._services
 
-    def queries(self) -> Queries:
-        """Read models, brought up to date with the event log first."""
+    def queries(self, as_of: str | None = None) -> Queries:
+        """Read models, brought up to date with the event log first; or, with `as_of`
+        (a position or a timestamp), exactly as they were at that point of the log."""
         self.services.runner.catch_up()
-        return Queries(self.services.store.conn)
+        if as_of is None:
+            return Queries(self.services.store.conn)
+        position = self.resolve_position(as_of)
+        if self._snapshot_dir is None:
+            self._snapshot_dir = tempfile.TemporaryDirectory(prefix="benchledger-as-of-")
+        store = ReadModelStore(Path(self._snapshot_dir.name) / f"at-{position}.db")
+        self._snapshots.append(store)
+        self.services.runner.build_at(position, store)
+        return Queries(store.conn)
+
+    def resolve_position(self, as_of: str) -> int:
+        """A ledger position from a position number or an ISO 8601 timestamp."""
+        conn = self.services.store.conn
+        head = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+        if as_of.isdigit():
+            position = int(as_of)
+            if position > head:
+                raise click.BadParameter(
+                    f"position {position} is beyond the ledger's head ({head})",
+                    param_hint="--as-of",
+                )
+            return position
+        try:
+            moment = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter(
+                "give a ledger position or an ISO 8601 timestamp", param_hint="--as-of"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        row = conn.execute(
+            "SELECT coalesce(max(position), 0) FROM events WHERE time <= ?",
+            (moment.astimezone(UTC).isoformat(),),
+        ).fetchone()
+        return int(row[0])
 
     def close(self) -> None:
+        for store in self._snapshots:
+            store.close()
+        if self._snapshot_dir is not None:
+            self._snapshot_dir.cleanup()
         if self._services is not None:
             self._services.close()
 
@@ -66,3 +110,10 @@ class LedgerGroup(click.Group):
             first = e.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise click.ClickException(f"field '{field}': {first['msg']}") from None
+
+
+as_of_option = click.option(
+    "--as-of",
+    metavar="POSITION|TIMESTAMP",
+    help="Show it as it was at this ledger position or time (ISO 8601)",
+)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from commands.context import LedgerContext
+from commands.context import LedgerContext, as_of_option
 from commands.output import emit, output_options, short
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -39,17 +39,19 @@ def _listing(run: dict[str, Any]) -> dict[str, Any]:
 @click.option("--provider", help="Only this provider")
 @click.option("--model", help="Only this model")
 @click.option("--status", help="Only this status (succeeded, failed, ..., or invalidated)")
+@as_of_option
 @output_options
 @pass_ledger
-def runs(ctx: LedgerContext, /, fmt: str | None, **filters: str | None) -> None:
+def runs(ctx: LedgerContext, /, fmt: str | None, as_of: str | None, **filters: str | None) -> None:
     """List runs, oldest first.
 
     \b
     Example:
         benchledger runs --benchmark bfcl --status succeeded
         benchledger runs --agent eliza --json
+        benchledger runs --as-of 2026-05-01T00:00:00Z
     """
-    rows = ctx.queries().runs(**filters)
+    rows = ctx.queries(as_of).runs(**filters)
     if fmt in ("json", "nl", "csv"):
         emit(rows, fmt)
     else:
@@ -67,8 +69,9 @@ def runs(ctx: LedgerContext, /, fmt: str | None, **filters: str | None) -> None:
     help="Also list this many of its cells",
 )
 @click.option("--json", "as_json", is_flag=True, help="Output JSON")
+@as_of_option
 @pass_ledger
-def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
+def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str | None) -> None:
     """Show one run with a summary of its cells.
 
     RUN is a run id, a unique prefix of one (4+ characters) or a run key.
@@ -77,7 +80,7 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool) -> None:
     Example:
         benchledger show 3fa9c2d1 --cells 10
     """
-    queries = ctx.queries()
+    queries = ctx.queries(as_of)
     row = queries.find_run(run)
     outcomes = queries.cell_outcomes(row["run_id"])
     cells = queries.cells(row["run_id"], limit=n_cells) if n_cells else []

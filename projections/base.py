@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 from uuid import UUID
 
 from domain.base import Event
 
 # A statement over table placeholders with one parameter row, or a list of rows.
-Change = tuple[str, tuple[Any, ...] | list[tuple[Any, ...]]]
+Params = tuple[Any, ...] | dict[str, Any]
+Change = tuple[str, Params | list[Params]]
 
 
 @dataclass(frozen=True)
@@ -76,17 +77,22 @@ def _default(value: Any) -> Any:
 
 
 def iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    """ISO 8601 in UTC (naive times are taken as UTC), so text order is time order."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC).isoformat()
+    return value.astimezone(UTC).isoformat()
 
 
 def uid(value: UUID | None) -> str | None:
     return str(value) if value is not None else None
 
 
-def group_changes(changes: Iterable[Change]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+def group_changes(changes: Iterable[Change]) -> Iterator[tuple[str, list[Params]]]:
     """Consecutive identical statements become one batch, keeping the order."""
     current: str | None = None
-    batch: list[tuple[Any, ...]] = []
+    batch: list[Params] = []
     for sql, rows in changes:
         if sql != current:
             if current is not None:

@@ -8,6 +8,7 @@ from projections.cells import CellsProjection
 from projections.chain import ChainProjection
 from projections.events import EventsProjection
 from projections.imports import ImportsProjection
+from projections.latest import LatestProjection
 from projections.run_groups import RunGroupsProjection
 from projections.runs import RunsProjection
 
@@ -21,4 +22,5 @@ def all_projections() -> list[Projection]:
         CellsProjection(),
         BenchmarksProjection(),
         ImportsProjection(),
+        LatestProjection(),
     ]

@@ -1,0 +1,128 @@
+"""What may be published: the rules that keep demo, mock and sample results out of `latest`.
+
+The markers follow the rules existing users of the ElizaOS orchestrator rely on:
+truthy non-real flags anywhere in a payload, sample dataset sources, warnings
+and free-text markers of demo, mock, smoke or stub runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+NON_REAL_FLAGS = frozenset(
+    {
+        "demo",
+        "demo_mode",
+        "dry_run",
+        "fixture",
+        "fixtures",
+        "mock",
+        "mock_mode",
+        "oracle",
+        "sample",
+        "sample_tasks",
+        "stub",
+        "synthetic",
+        "use_sample_tasks",
+        "using_sample_tasks",
+    }
+)
+TEXT_MARKERS = (
+    "bundled smoke",
+    "demo mode",
+    "dry run",
+    "fixture dataset",
+    "larp",
+    "mock run",
+    "mock runtime",
+    "oracle mode",
+    "sample task set",
+    "sample_task_set",
+    "smoke task",
+    "stub runtime",
+    "synthetic dataset",
+    "using sample task",
+)
+WARNING_MARKERS = ("demo", "dry_run", "fixture", "larp", "mock", "smoke", "stub")
+SYNTHETIC_AGENTS = frozenset({"random_v1", "perfect_v1", "wrong_v1", "half_v1"})
+CALIBRATION_EXPECTED = {"perfect_v1": 1.0, "wrong_v1": 0.0, "half_v1": 0.5}
+
+
+def is_synthetic(agent: str) -> bool:
+    """Calibration harnesses: their rows are baselines, never published results."""
+    return agent in SYNTHETIC_AGENTS
+
+
+def _walk(value: Any) -> Iterator[tuple[str | None, Any]]:
+    """(key, value) for every node of a JSON-like payload."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield str(key), child
+            yield from _walk(child)
+    elif isinstance(value, list | tuple):
+        for child in value:
+            yield None, child
+            yield from _walk(child)
+
+
+def non_real_marker(payload: Any) -> str | None:
+    """The first reason this payload is not a real result, or None."""
+    for key, value in _walk(payload):
+        name = (key or "").lower()
+        if name in NON_REAL_FLAGS and not _falsy(value):
+            return "truthy_non_real_flag"
+        if name == "dataset_source" and value in ("sample", "sample-files"):
+            return "sample_dataset_source"
+        if name in ("warnings", "publication_warnings") and isinstance(value, list):
+            for warning in value:
+                text = str(warning).lower()
+                if text == "sample_task_set" or any(m in text for m in WARNING_MARKERS):
+                    return "non_real_publication_warning"
+        if isinstance(value, str):
+            lowered = value.lower()
+            for marker in TEXT_MARKERS:
+                if marker in lowered:
+                    return f"non_real_text_marker:{marker}"
+    return None
+
+
+def _falsy(value: Any) -> bool:
+    """False, None, "", 0, [] and {} say "not a mock"; anything else says it is."""
+    if value is None or value is False or value == "" or value == [] or value == {}:
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+
+
+def high_score_delta(
+    score: float | None,
+    unit: str | None,
+    higher_is_better: bool,
+    reference: float | None,
+    reference_unit: str | None,
+) -> float | None:
+    """How far ahead of the reference a score is (positive is better), in the score's unit.
+
+    Computed when read, never stored. Percent references are rescaled to fractions
+    and back; other unit mismatches have no delta.
+    """
+    if score is None or reference is None:
+        return None
+    scaled = _rescale(reference, reference_unit, unit)
+    if scaled is None:
+        return None
+    return score - scaled if higher_is_better else scaled - score
+
+
+PERCENT = {"%", "percent", "pct", "percentage"}
+
+
+def _rescale(value: float, source: str | None, target: str | None) -> float | None:
+    src, dst = (source or "").lower(), (target or "").lower()
+    if not src or not dst or src == dst:
+        return value
+    if src in PERCENT and dst not in PERCENT:
+        return value / 100
+    if dst in PERCENT and src not in PERCENT:
+        return value * 100
+    return None

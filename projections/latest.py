@@ -1,0 +1,174 @@
+"""`latest`, `quarantine`, `baselines`: what each (benchmark, agent) may publish.
+
+Every run is a candidate row. After any event that can change a candidate's
+acceptability, its (benchmark, agent) key is re-selected in SQL: the newest
+acceptable real run becomes `latest`, the newest unacceptable one `quarantine`
+(with its reason), the newest acceptable calibration run `baselines`. A newer
+failed or quarantined attempt therefore never displaces a good latest row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from domain.publication import is_synthetic, non_real_marker
+from domain.run import (
+    RunFinished,
+    RunInvalidated,
+    RunReinstated,
+    RunStarted,
+    ScoreCorrected,
+    StaleRunRecovered,
+)
+from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+
+ROW: dict[str, type] = {
+    "benchmark": str,
+    "agent": str,
+    "provider": str,
+    "model": str,
+    "run_id": str,
+    "run_group_id": str,
+    "signature": str,
+    "comparison_signature": str,
+    "status": str,
+    "score": float,
+    "unit": str,
+    "higher_is_better": int,
+    "started_at": str,
+    "ended_at": str,
+    "updated_at": str,
+    "config": str,
+    "metrics": str,
+    "tokens": str,
+    "artifacts": str,
+    "error": str,
+    "source_path": str,
+    "run_dir": str,
+    "position": int,
+}
+CANDIDATE = {
+    **{k: v for k, v in ROW.items() if k != "updated_at"},
+    "recorded_at": str,
+    "invalidated": int,
+    "synthetic": int,
+    "config_marker": str,
+    "result_marker": str,
+}
+COLUMNS = ", ".join(ROW)
+REASON = (
+    "CASE WHEN status IN ('running') THEN 'running' "
+    "WHEN invalidated = 1 THEN 'invalidated_run' "
+    "WHEN status = 'recovered' THEN 'interrupted_run' "
+    "WHEN status != 'succeeded' THEN 'unsucceeded_run' "
+    "WHEN score IS NULL THEN 'missing_score' "
+    "WHEN config_marker IS NOT NULL THEN config_marker "
+    "WHEN result_marker IS NOT NULL THEN result_marker END"
+)
+SELECT = (
+    "SELECT benchmark, agent, provider, model, run_id, run_group_id, signature, "
+    "comparison_signature, status, score, unit, higher_is_better, started_at, ended_at, "
+    "coalesce(ended_at, started_at, recorded_at), config, metrics, tokens, artifacts, error, "
+    "source_path, run_dir, position"
+)
+KEY = (
+    "benchmark = (SELECT benchmark FROM [{candidates}] WHERE run_id = :run) "
+    "AND agent = (SELECT agent FROM [{candidates}] WHERE run_id = :run)"
+)
+NEWEST = " ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC LIMIT 1"
+REFRESH = [
+    f"DELETE FROM [{{latest}}] WHERE {KEY}",
+    f"INSERT INTO [{{latest}}] ({COLUMNS}) {SELECT} FROM [{{candidates}}] "
+    f"WHERE {KEY} AND synthetic = 0 AND ({REASON}) IS NULL{NEWEST}",
+    f"DELETE FROM [{{quarantine}}] WHERE {KEY}",
+    f"INSERT INTO [{{quarantine}}] ({COLUMNS}, quarantine_reason) {SELECT}, ({REASON}) "
+    f"FROM [{{candidates}}] WHERE {KEY} AND synthetic = 0 "
+    f"AND coalesce(({REASON}), 'running') != 'running'{NEWEST}",
+    f"DELETE FROM [{{baselines}}] WHERE {KEY}",
+    f"INSERT INTO [{{baselines}}] ({COLUMNS}) {SELECT} FROM [{{candidates}}] "
+    f"WHERE {KEY} AND synthetic = 1 AND ({REASON}) IS NULL{NEWEST}",
+]
+START = (
+    "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
+    "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
+    "run_dir, invalidated, synthetic, config_marker, position) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, ?, ?, ?)"
+)
+FINISH = (
+    "UPDATE [{candidates}] SET status = ?, score = ?, unit = ?, higher_is_better = ?, "
+    "ended_at = ?, metrics = ?, tokens = ?, artifacts = ?, error = ?, result_marker = ?, "
+    "position = ? WHERE run_id = ?"
+)
+SET = "UPDATE [{candidates}] SET {column} = ?, position = ? WHERE run_id = ?"
+
+
+def _set(column: str) -> str:
+    return SET.replace("{column}", column)
+
+
+class LatestProjection(Projection):
+    name = "latest"
+    version = 1
+    tables = (
+        Table("candidates", CANDIDATE, pk=("run_id",), indexes=(("benchmark", "agent"),)),
+        Table("latest", ROW, pk=("benchmark", "agent")),
+        Table("quarantine", {**ROW, "quarantine_reason": str}, pk=("benchmark", "agent")),
+        Table("baselines", ROW, pk=("benchmark", "agent")),
+    )
+
+    def fold(self, envelope: Envelope) -> Iterable[Change]:
+        event = envelope.event
+        run_id = str(envelope.stream)
+        pos = envelope.position
+        if isinstance(event, RunStarted):
+            yield (
+                START,
+                (
+                    run_id,
+                    event.benchmark,
+                    event.agent,
+                    event.provider,
+                    event.model,
+                    uid(event.run_group_id),
+                    event.signature,
+                    event.comparison_signature,
+                    iso(event.started_at),
+                    iso(event.timestamp),
+                    to_json(event.config),
+                    event.source_path,
+                    event.run_dir,
+                    int(is_synthetic(event.agent)),
+                    non_real_marker(event.config),
+                    pos,
+                ),
+            )
+            return
+        if isinstance(event, RunFinished):
+            marker = non_real_marker({"metrics": event.metrics, "error": event.error})
+            yield (
+                FINISH,
+                (
+                    event.status.value,
+                    event.score,
+                    event.unit,
+                    int(event.higher_is_better),
+                    iso(event.ended_at),
+                    to_json(event.metrics),
+                    to_json(event.tokens),
+                    to_json(event.artifacts),
+                    event.error,
+                    marker,
+                    pos,
+                    run_id,
+                ),
+            )
+        elif isinstance(event, RunInvalidated | RunReinstated):
+            yield _set("invalidated"), (int(isinstance(event, RunInvalidated)), pos, run_id)
+        elif isinstance(event, ScoreCorrected):
+            yield _set("score"), (event.new_score, pos, run_id)
+        elif isinstance(event, StaleRunRecovered):
+            yield _set("status"), ("recovered", pos, run_id)
+        else:
+            return
+        for statement in REFRESH:
+            yield statement, {"run": run_id}
