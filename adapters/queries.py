@@ -153,3 +153,21 @@ class Queries:
         for table in ("runs", "cells", "events", "benchmarks", "run_groups"):
             out[table] = self.conn.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0]
         return out
+
+    def head(self) -> tuple[int, str]:
+        """The position and chain hash these read models were folded up to."""
+        row = self.conn.execute(
+            "SELECT position, chain_sha256 FROM chain ORDER BY position DESC LIMIT 1"
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if row else (0, "0" * 64)
+
+    def publication(self, table: str) -> list[dict[str, Any]]:
+        """Rows of `latest`, `quarantine` or `baselines`, by benchmark then agent."""
+        assert table in ("latest", "quarantine", "baselines")
+        rows = _rows(self.conn.execute(f"SELECT * FROM [{table}] ORDER BY benchmark, agent"))
+        for row in rows:
+            decode_run(row)
+        return rows
+
+    def benchmarks(self) -> list[dict[str, Any]]:
+        return _rows(self.conn.execute("SELECT * FROM benchmarks ORDER BY benchmark"))

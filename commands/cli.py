@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from commands import operate, read, write
+from commands import compare, export, gates, operate, publish, read, write
 from commands import run as run_commands
 from commands.context import LedgerContext, LedgerGroup
 
@@ -42,6 +42,6 @@ def cli(ctx: click.Context, db: str | None, event_store: str | None) -> None:
     ctx.call_on_close(context.close)
 
 
-for module in (write, run_commands, read, operate):
+for module in (write, run_commands, read, publish, gates, compare, export, operate):
     for command in module.COMMANDS:
         cli.add_command(command)

@@ -13,7 +13,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
 
 from domain import benchmark as benchmark_model
-from domain import result_import
+from domain import result_import, verdicts
 from domain import run as run_model
 from domain import run_group as group_model
 from domain import signature as signature_model
@@ -556,6 +556,29 @@ class Ledger(Application[UUID]):
             return False
         self._save([event])
         return True
+
+    # -- publication ------------------------------------------------------------
+
+    def record_gate(self, **fields: Any) -> UUID:
+        verdict_id = uuid4()
+        self._save([verdicts.first_event(verdicts.GateEvaluated, verdict_id, **fields)])
+        return verdict_id
+
+    def record_review(self, **fields: Any) -> UUID:
+        review_id = uuid4()
+        self._save([verdicts.first_event(verdicts.ReviewRecorded, review_id, **fields)])
+        return review_id
+
+    def record_comparison(self, comparison_id: str, **fields: Any) -> UUID:
+        stream = natural_id("comparison", comparison_id)
+        self._save(
+            [
+                verdicts.first_event(
+                    verdicts.ComparisonRecorded, stream, comparison_id=comparison_id, **fields
+                )
+            ]
+        )
+        return stream
 
 
 def _project(mutator: Any) -> Any:

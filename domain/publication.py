@@ -126,3 +126,67 @@ def _rescale(value: float, source: str | None, target: str | None) -> float | No
     if dst in PERCENT and src not in PERCENT:
         return value * 100
     return None
+
+
+def matrix_contract(
+    benchmarks: list[str],
+    harnesses: list[str],
+    latest: dict[tuple[str, str], dict[str, Any]],
+    quarantine: dict[tuple[str, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """Benchmarks x harnesses: which required cells have a publishable latest row."""
+    summary = dict.fromkeys(
+        (
+            "benchmarks",
+            "required_real_cells",
+            "succeeded_required_real_cells",
+            "missing_required_real_cells",
+            "failed_required_real_cells",
+            "unsupported_real_cells",
+            "complete_benchmarks",
+            "incomplete_benchmarks",
+            "no_required_real_harness_benchmarks",
+        ),
+        0,
+    )
+    table: dict[str, Any] = {}
+    for benchmark in benchmarks:
+        cells: dict[str, Any] = {}
+        for harness in harnesses:
+            row = latest.get((benchmark, harness))
+            held = quarantine.get((benchmark, harness))
+            if row is not None:
+                state, source = "succeeded", row
+            elif held is not None:
+                status = str(held.get("status"))
+                reason = str(held.get("quarantine_reason"))
+                state = reason if status == "succeeded" else status
+                source = held
+            else:
+                state, source = "missing", {}
+            cells[harness] = {
+                "required": True,
+                "state": state,
+                "status": source.get("status", "missing"),
+                "score": source.get("score") if row is not None else None,
+                "run_id": source.get("run_id"),
+                "run_group_id": source.get("run_group_id"),
+            }
+            summary["required_real_cells"] += 1
+            key = {
+                "succeeded": "succeeded_required_real_cells",
+                "missing": "missing_required_real_cells",
+            }.get(state or "", "failed_required_real_cells")
+            summary[key] += 1
+        complete = bool(harnesses) and all(c["state"] == "succeeded" for c in cells.values())
+        summary["benchmarks"] += 1
+        summary["complete_benchmarks" if complete else "incomplete_benchmarks"] += 1
+        if not harnesses:
+            summary["no_required_real_harness_benchmarks"] += 1
+        table[benchmark] = {
+            "compatible_harnesses": list(harnesses),
+            "complete": complete,
+            "cells": cells,
+        }
+    status = "complete" if summary["incomplete_benchmarks"] == 0 else "incomplete"
+    return {"status": status, "harnesses": list(harnesses), "summary": summary, "benchmarks": table}

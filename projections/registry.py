@@ -11,6 +11,7 @@ from projections.imports import ImportsProjection
 from projections.latest import LatestProjection
 from projections.run_groups import RunGroupsProjection
 from projections.runs import RunsProjection
+from projections.verdicts import VerdictsProjection
 
 
 def all_projections() -> list[Projection]:
@@ -23,4 +24,5 @@ def all_projections() -> list[Projection]:
         BenchmarksProjection(),
         ImportsProjection(),
         LatestProjection(),
+        VerdictsProjection(),
     ]

@@ -133,6 +133,8 @@ class ReadModelStore:
         changes = (change for envelope in envelopes for change in projection.fold(envelope))
         for sql, batch in group_changes(changes):
             statement = sql.format(**names)
+            if not batch:
+                continue
             if len(batch) == 1:
                 self.conn.execute(statement, batch[0])
             else:

@@ -1,0 +1,196 @@
+"""Commands over what may be published: latest, matrix, high-score."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any, TypeVar
+
+import click
+
+from adapters.publication import load
+from commands.context import LedgerContext, as_of_option
+from commands.output import emit, output_options, short
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def benchmark_filters(fn: F) -> F:
+    fn = click.option(
+        "--exclude-benchmarks", default="", metavar="A,B", help="Leave these benchmarks out"
+    )(fn)
+    fn = click.option(
+        "--include-benchmarks", default="", metavar="A,B", help="Only these benchmarks"
+    )(fn)
+    return fn
+
+
+def split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@click.command()
+@click.option(
+    "--quarantine",
+    "table",
+    flag_value="quarantine",
+    help="Show the quarantined rows and their reasons instead",
+)
+@click.option(
+    "--baselines",
+    "table",
+    flag_value="baselines",
+    help="Show the synthetic calibration baselines instead",
+)
+@benchmark_filters
+@as_of_option
+@output_options
+@pass_ledger
+def latest(
+    ctx: LedgerContext,
+    table: str | None,
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    as_of: str | None,
+    fmt: str | None,
+) -> None:
+    """The newest publishable run per benchmark and agent.
+
+    A newer failed, interrupted, invalidated or non-real (demo, mock, sample...)
+    run never displaces a good row; it lands in --quarantine with its reason.
+    The delta to a benchmark's high score is computed now, in the score's unit
+    and direction (positive means ahead).
+
+    \b
+    Example:
+        benchledger latest
+        benchledger latest --quarantine --include-benchmarks bfcl,gaia
+        benchledger latest --as-of 2026-05-01T00:00:00Z --json
+    """
+    view = load(ctx.queries(as_of), split(include_benchmarks), split(exclude_benchmarks))
+    source = {"quarantine": view.quarantine, "baselines": view.baselines}.get(
+        table or "", view.latest
+    )
+    rows = [view.with_high_score(row) for _, row in sorted(source.items())]
+    if fmt in ("json", "nl", "csv"):
+        emit(rows, fmt)
+        return
+    columns = ["benchmark", "agent", "provider", "model", "score", "unit"]
+    columns += (
+        ["quarantine_reason"]
+        if table == "quarantine"
+        else ["high_score_value", "delta_to_high_score"]
+    )
+    emit(
+        [{**r, "run": short(r["run_id"])} for r in rows],
+        fmt,
+        columns=[*columns, "run", "updated_at"],
+        empty="No rows.",
+    )
+
+
+@click.command()
+@click.option(
+    "--harnesses", default="", metavar="A,B", help="Agents to require (default: all seen)"
+)
+@benchmark_filters
+@as_of_option
+@click.option("--json", "as_json", is_flag=True, help="Output the matrix contract as JSON")
+@pass_ledger
+def matrix(
+    ctx: LedgerContext,
+    harnesses: str,
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    as_of: str | None,
+    as_json: bool,
+) -> None:
+    """Benchmarks x agents: the latest score, or why a cell has none.
+
+    \b
+    Example:
+        benchledger matrix
+        benchledger matrix --harnesses eliza,hermes,openclaw --json
+    """
+    view = load(ctx.queries(as_of), split(include_benchmarks), split(exclude_benchmarks))
+    contract = view.matrix(split(harnesses) or None)
+    if as_json:
+        click.echo(json.dumps(contract, indent=2, sort_keys=True))
+        return
+    rows = []
+    for benchmark, entry in contract["benchmarks"].items():
+        row = {"benchmark": benchmark}
+        for harness, cell in entry["cells"].items():
+            row[harness] = f"{cell['score']:.4g}" if cell["state"] == "succeeded" else cell["state"]
+        row["complete"] = "yes" if entry["complete"] else "no"
+        rows.append(row)
+    emit(
+        rows,
+        None,
+        columns=["benchmark", *contract["harnesses"], "complete"],
+        empty="No benchmarks.",
+    )
+    summary = contract["summary"]
+    click.echo(
+        f"\n{contract['status']}: {summary['complete_benchmarks']} of "
+        f"{summary['benchmarks']} benchmarks complete",
+        err=True,
+    )
+
+
+@click.group(name="high-score")
+def high_score() -> None:
+    """Reference the best published score of a benchmark.
+
+    \b
+    Example:
+        benchledger high-score set bfcl --label gpt-5 --value 0.891 --unit accuracy
+    """
+
+
+@high_score.command(name="set")
+@click.argument("benchmark")
+@click.option("--label", required=True, help="Who holds it, e.g. a model or system name")
+@click.option("--value", required=True, type=float, help="The score")
+@click.option("--unit", help="Its unit (a percent is rescaled against fractions)")
+@click.option("--source", help="Where it was published")
+@click.option(
+    "--as-of",
+    "as_of",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="When it was published (YYYY-MM-DD)",
+)
+@click.option("--by", help="Who recorded it (default: your user name)")
+@pass_ledger
+def high_score_set(
+    ctx: LedgerContext,
+    benchmark: str,
+    label: str,
+    value: float,
+    unit: str | None,
+    source: str | None,
+    as_of: datetime | None,
+    by: str | None,
+) -> None:
+    """Record a high-score reference; deltas are computed whenever they are read.
+
+    \b
+    Example:
+        benchledger high-score set swe_bench_verified --label "OpenHands" --value 72 --unit %
+    """
+    del by  # the reference itself names its source; the event records when
+    day: date | None = as_of.date() if as_of else None
+    changed = ctx.services.ledger.reference_high_score(
+        benchmark, label=label, value=value, unit=unit, source=source, as_of=day
+    )
+    ctx.services.runner.catch_up()
+    click.echo(
+        f"High score of {benchmark}: {label} = {value}" + ("" if changed else " (unchanged)")
+    )
+
+
+COMMANDS = [latest, matrix, high_score]

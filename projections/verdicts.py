@@ -1,0 +1,225 @@
+"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
+from projections.base import Change, Envelope, Projection, Table, iso, to_json
+
+GATE = (
+    "INSERT INTO [{gate_verdicts}] (verdict_id, gate, ok, findings, params, position, "
+    "head_sha256, actor, evaluated_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+FINDING = (
+    "INSERT INTO [{gate_findings}] (verdict_id, gate, scope, reason, value, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+REVIEW = (
+    "INSERT INTO [{reviews}] (review_id, reviewer, note, ok, blocking_findings, scope, "
+    "position, head_sha256, gate_verdict_ids, manifest_sha256, reviewed_at, event_position) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+COMPARISON = (
+    "INSERT INTO [{comparisons}] (comparison_id, a, b, benchmarks, position, head_sha256, "
+    "actor, recorded_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+COMPARISON_ROW = (
+    "INSERT INTO [{comparison_rows}] (comparison_id, benchmark_id, a_score, b_score, delta, "
+    "higher_is_better, winner, a_run_id, b_run_id, unit, paired_cells, mean_difference, "
+    "ci_low, ci_high, sign_test_p) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class VerdictsProjection(Projection):
+    name = "verdicts"
+    version = 1
+    tables = (
+        Table(
+            "gate_verdicts",
+            {
+                "verdict_id": str,
+                "gate": str,
+                "ok": int,
+                "findings": int,
+                "params": str,
+                "position": int,
+                "head_sha256": str,
+                "actor": str,
+                "evaluated_at": str,
+                "event_position": int,
+            },
+            pk=("verdict_id",),
+            indexes=(("gate",),),
+        ),
+        Table(
+            "gate_findings",
+            {
+                "verdict_id": str,
+                "gate": str,
+                "scope": str,
+                "reason": str,
+                "value": str,
+                "detail": str,
+            },
+            indexes=(("verdict_id",),),
+        ),
+        Table(
+            "reviews",
+            {
+                "review_id": str,
+                "reviewer": str,
+                "note": str,
+                "ok": int,
+                "blocking_findings": int,
+                "scope": str,
+                "position": int,
+                "head_sha256": str,
+                "gate_verdict_ids": str,
+                "manifest_sha256": str,
+                "reviewed_at": str,
+                "event_position": int,
+            },
+            pk=("review_id",),
+        ),
+        Table(
+            "comparisons",
+            {
+                "comparison_id": str,
+                "a": str,
+                "b": str,
+                "benchmarks": str,
+                "position": int,
+                "head_sha256": str,
+                "actor": str,
+                "recorded_at": str,
+                "event_position": int,
+            },
+            pk=("comparison_id",),
+        ),
+        Table(
+            "comparison_rows",
+            {
+                "comparison_id": str,
+                "benchmark_id": str,
+                "a_score": float,
+                "b_score": float,
+                "delta": float,
+                "higher_is_better": int,
+                "winner": str,
+                "a_run_id": str,
+                "b_run_id": str,
+                "unit": str,
+                "paired_cells": int,
+                "mean_difference": float,
+                "ci_low": float,
+                "ci_high": float,
+                "sign_test_p": float,
+            },
+            indexes=(("comparison_id",),),
+        ),
+    )
+
+    def fold(self, envelope: Envelope) -> Iterable[Change]:
+        event = envelope.event
+        stream = str(envelope.stream)
+        if isinstance(event, GateEvaluated):
+            yield (
+                GATE,
+                (
+                    stream,
+                    event.gate,
+                    int(event.ok),
+                    len(event.findings),
+                    to_json(event.params),
+                    event.position,
+                    event.head_sha256,
+                    event.actor,
+                    iso(event.timestamp),
+                    envelope.position,
+                ),
+            )
+            yield (
+                FINDING,
+                [
+                    (
+                        stream,
+                        event.gate,
+                        f.get("scope"),
+                        f.get("reason"),
+                        _text(f.get("value")),
+                        to_json(
+                            {k: v for k, v in f.items() if k not in ("scope", "reason", "value")}
+                        )
+                        or None,
+                    )
+                    for f in event.findings
+                ],
+            )
+        elif isinstance(event, ReviewRecorded):
+            yield (
+                REVIEW,
+                (
+                    stream,
+                    event.reviewer,
+                    event.note,
+                    int(event.ok),
+                    event.blocking_findings,
+                    to_json(event.scope),
+                    event.position,
+                    event.head_sha256,
+                    to_json([str(v) for v in event.gate_verdict_ids]),
+                    event.manifest_sha256,
+                    iso(event.timestamp),
+                    envelope.position,
+                ),
+            )
+        elif isinstance(event, ComparisonRecorded):
+            yield (
+                COMPARISON,
+                (
+                    event.comparison_id,
+                    to_json(event.a),
+                    to_json(event.b),
+                    to_json(event.benchmarks),
+                    event.position,
+                    event.head_sha256,
+                    event.actor,
+                    iso(event.timestamp),
+                    envelope.position,
+                ),
+            )
+            yield (
+                COMPARISON_ROW,
+                [
+                    (
+                        event.comparison_id,
+                        r.get("benchmark_id"),
+                        r.get("a_score"),
+                        r.get("b_score"),
+                        r.get("delta"),
+                        _bool(r.get("higher_is_better")),
+                        r.get("winner"),
+                        r.get("a_run_id"),
+                        r.get("b_run_id"),
+                        r.get("unit"),
+                        (r.get("paired") or {}).get("cells"),
+                        (r.get("paired") or {}).get("mean_difference"),
+                        (r.get("paired") or {}).get("ci95_low"),
+                        (r.get("paired") or {}).get("ci95_high"),
+                        (r.get("paired") or {}).get("sign_test_p"),
+                    )
+                    for r in event.rows
+                ],
+            )
+
+
+def _text(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _bool(value: object) -> int | None:
+    return None if value is None else int(bool(value))
