@@ -44,6 +44,8 @@ TEXT_MARKERS = (
     "synthetic dataset",
     "using sample task",
 )
+# "mock runtime" must not be reported as its prefix "mock run".
+_LONGEST_FIRST = tuple(sorted(TEXT_MARKERS, key=len, reverse=True))
 WARNING_MARKERS = ("demo", "dry_run", "fixture", "larp", "mock", "smoke", "stub")
 SYNTHETIC_AGENTS = frozenset({"random_v1", "perfect_v1", "wrong_v1", "half_v1"})
 CALIBRATION_EXPECTED = {"perfect_v1": 1.0, "wrong_v1": 0.0, "half_v1": 0.5}
@@ -81,7 +83,7 @@ def non_real_marker(payload: Any) -> str | None:
                     return "non_real_publication_warning"
         if isinstance(value, str):
             lowered = value.lower()
-            for marker in TEXT_MARKERS:
+            for marker in _LONGEST_FIRST:
                 if marker in lowered:
                     return f"non_real_text_marker:{marker}"
     return None

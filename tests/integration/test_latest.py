@@ -1,0 +1,167 @@
+"""The latest snapshot: what may be published per benchmark and agent, and why not."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Invoke
+from tests.helpers import run_json, write_json
+
+_day = itertools.count(1)
+
+
+def add_run(invoke: Invoke, tmp_path: Path, **fields: Any) -> str:
+    """Import one run, each started a day after the previous one; returns its run id."""
+    day = next(_day)
+    start = datetime(2026, 1, 1, 10, tzinfo=UTC) + timedelta(days=day)
+    doc = run_json(
+        run_key=f"r{day}",
+        started_at=start.isoformat(),
+        ended_at=(start + timedelta(hours=1)).isoformat(),
+    )
+    doc.update(fields)
+    out = json.loads(
+        invoke("import", str(write_json(tmp_path / f"r{day}.json", doc)), "--json").stdout
+    )
+    return str(out[0]["run_ids"][0])
+
+
+def latest(invoke: Invoke, *flags: str) -> list[dict[str, Any]]:
+    return list(json.loads(invoke("latest", *flags, "--json").stdout))
+
+
+class TestSelection:
+    def test_the_newest_good_run_is_latest(self, invoke: Invoke, tmp_path: Path) -> None:
+        add_run(invoke, tmp_path, score=0.4)
+        newest = add_run(invoke, tmp_path, score=0.6)
+        [row] = latest(invoke)
+        assert (row["run_id"], row["score"]) == (newest, 0.6)
+
+    @pytest.mark.parametrize(
+        ("fields", "reason"),
+        [
+            ({"status": "failed", "score": None}, "unsucceeded_run"),
+            ({"status": "timed_out", "score": 0.9}, "unsucceeded_run"),
+            ({"score": None}, "missing_score"),
+            ({"config": {"mock": True}}, "truthy_non_real_flag"),
+            ({"metrics": {"run": {"demo_mode": "yes"}}}, "truthy_non_real_flag"),
+            ({"metrics": {"dataset_source": "sample"}}, "sample_dataset_source"),
+            ({"metrics": {"warnings": ["smoke_only"]}}, "non_real_publication_warning"),
+            (
+                {"metrics": {"note": "Ran the bundled smoke suite"}},
+                "non_real_text_marker:bundled smoke",
+            ),
+            ({"error": "mock runtime was used"}, "non_real_text_marker:mock runtime"),
+        ],
+    )
+    def test_a_newer_unpublishable_run_never_displaces_a_good_one(
+        self, invoke: Invoke, tmp_path: Path, fields: dict[str, Any], reason: str
+    ) -> None:
+        good = add_run(invoke, tmp_path, score=0.5)
+        bad = add_run(invoke, tmp_path, **fields)
+        assert [r["run_id"] for r in latest(invoke)] == [good]
+        [held] = latest(invoke, "--quarantine")
+        assert (held["run_id"], held["quarantine_reason"]) == (bad, reason)
+
+    def test_falsy_flags_and_look_alike_names_are_fine(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        run = add_run(
+            invoke,
+            tmp_path,
+            config={"sample": False, "mock": 0, "demo": None, "sampleCount": 5, "fixtures": []},
+        )
+        assert [r["run_id"] for r in latest(invoke)] == [run]
+
+    def test_an_invalidated_latest_falls_back_to_the_previous_good_run(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        older = add_run(invoke, tmp_path, score=0.4)
+        newer = add_run(invoke, tmp_path, score=0.6)
+        invoke("invalidate", newer, "--reason", "leak")
+        assert [r["run_id"] for r in latest(invoke)] == [older]
+        [held] = latest(invoke, "--quarantine")
+        assert (held["run_id"], held["quarantine_reason"]) == (newer, "invalidated_run")
+        invoke("reinstate", newer, "--reason", "no leak")
+        assert [r["run_id"] for r in latest(invoke)] == [newer]
+
+    def test_a_corrected_score_shows_in_latest(self, invoke: Invoke, tmp_path: Path) -> None:
+        run = add_run(invoke, tmp_path, score=0.4)
+        invoke("correct-score", run, "--score", "0.35", "--reason", "grader fix")
+        assert latest(invoke)[0]["score"] == 0.35
+
+    def test_synthetic_calibration_agents_go_to_baselines(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        add_run(invoke, tmp_path, agent="perfect_v1", score=1.0)
+        real = add_run(invoke, tmp_path, score=0.7)
+        assert [r["agent"] for r in latest(invoke)] == ["eliza"]
+        assert [r["run_id"] for r in latest(invoke)] == [real]
+        [baseline] = latest(invoke, "--baselines")
+        assert (baseline["agent"], baseline["score"]) == ("perfect_v1", 1.0)
+
+    def test_only_quarantined_runs_leave_latest_empty(self, invoke: Invoke, tmp_path: Path) -> None:
+        add_run(invoke, tmp_path, status="failed", score=None)
+        assert latest(invoke) == []
+        assert len(latest(invoke, "--quarantine")) == 1
+
+
+class TestHighScores:
+    def test_delta_is_computed_when_read_in_the_scores_direction(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        add_run(invoke, tmp_path, score=0.8, unit="accuracy")
+        add_run(
+            invoke, tmp_path, benchmark="latency", score=120.0, unit="ms", higher_is_better=False
+        )
+        invoke(
+            "high-score", "set", "bfcl", "--label", "gpt-5", "--value", "0.9", "--unit", "accuracy"
+        )
+        invoke("high-score", "set", "latency", "--label", "fast", "--value", "100", "--unit", "ms")
+        rows = {r["benchmark"]: r for r in latest(invoke)}
+        assert rows["bfcl"]["delta_to_high_score"] == pytest.approx(-0.1)
+        assert rows["latency"]["delta_to_high_score"] == pytest.approx(-20.0)
+        invoke(
+            "high-score", "set", "bfcl", "--label", "older", "--value", "0.7", "--unit", "accuracy"
+        )
+        rows = {r["benchmark"]: r for r in latest(invoke)}
+        assert rows["bfcl"]["delta_to_high_score"] == pytest.approx(0.1)
+        assert rows["bfcl"]["high_score_label"] == "older"
+
+    def test_a_percent_reference_is_rescaled_and_other_units_give_no_delta(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        add_run(invoke, tmp_path, score=0.5, unit="resolved_rate")
+        invoke("high-score", "set", "bfcl", "--label", "x", "--value", "60", "--unit", "%")
+        assert latest(invoke)[0]["delta_to_high_score"] == pytest.approx(-0.1)
+        invoke("high-score", "set", "bfcl", "--label", "x", "--value", "60", "--unit", "tokens")
+        assert latest(invoke)[0]["delta_to_high_score"] is None
+
+    def test_setting_the_same_reference_twice_appends_nothing(self, invoke: Invoke) -> None:
+        args = ("high-score", "set", "bfcl", "--label", "gpt-5", "--value", "0.9")
+        invoke(*args)
+        before = len(json.loads(invoke("events", "--json").stdout))
+        assert "(unchanged)" in invoke(*args).stdout
+        assert len(json.loads(invoke("events", "--json").stdout)) == before
+
+
+class TestMatrix:
+    def test_cells_show_scores_or_why_not(self, invoke: Invoke, tmp_path: Path) -> None:
+        add_run(invoke, tmp_path, score=0.7)
+        add_run(invoke, tmp_path, agent="hermes", status="failed", score=None)
+        add_run(invoke, tmp_path, benchmark="gaia", score=0.3)
+        contract = json.loads(invoke("matrix", "--json").stdout)
+        cells = contract["benchmarks"]["bfcl"]["cells"]
+        assert cells["eliza"]["state"] == "succeeded" and cells["eliza"]["score"] == 0.7
+        assert cells["hermes"]["state"] == "failed"
+        assert contract["benchmarks"]["gaia"]["cells"]["hermes"]["state"] == "missing"
+        assert contract["status"] == "incomplete"
+        assert contract["summary"]["missing_required_real_cells"] == 1
+        table = invoke("matrix").stdout
+        assert "bfcl" in table and "0.7" in table and "failed" in table
