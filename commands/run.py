@@ -257,20 +257,14 @@ def _selection(
 
 
 def _sweep_stale(ctx: LedgerContext, stale_seconds: float | None = None) -> list[tuple[UUID, str]]:
-    queries = ctx.queries()
-    candidates = [UUID(r["run_id"]) for r in queries.runs(status="running")]
-    recovered = []
-    leased = ctx.services.ledger.recover_stale(
-        [c for c in candidates],
-        stale_seconds if stale_seconds is not None else 0.0,
+    """Recover running runs whose lease expired; lease-less ones by age (6 h by default)."""
+    candidates = [UUID(r["run_id"]) for r in ctx.queries().runs(status="running")]
+    recovered = ctx.services.ledger.recover_stale(
+        candidates,
+        stale_seconds or 0.0,
         actor(None),
+        age_cutoff=STALE_WITHOUT_LEASE if stale_seconds is None else stale_seconds,
     )
-    recovered.extend(leased)
-    if stale_seconds is None:
-        # Runs without a lease (imported while running) are judged by age.
-        seen = {r for r, _ in leased}
-        rest = [c for c in candidates if c not in seen]
-        recovered.extend(ctx.services.ledger.recover_stale(rest, STALE_WITHOUT_LEASE, actor(None)))
     if recovered:
         ctx.services.runner.catch_up()
     return recovered

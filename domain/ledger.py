@@ -396,7 +396,11 @@ class Ledger(Application[UUID]):
         self._save(events)
 
     def recover_stale(
-        self, candidates: Iterable[UUID], stale_seconds: float, actor: str
+        self,
+        candidates: Iterable[UUID],
+        stale_seconds: float,
+        actor: str,
+        age_cutoff: float | None = None,
     ) -> list[tuple[UUID, str]]:
         """Recover every candidate whose lease expired (or, without one, is too old)."""
         recovered = []
@@ -404,9 +408,9 @@ class Ledger(Application[UUID]):
             for _ in range(3):
                 run = self.get_run(run_id)
                 now = _utc_now()
-                if run_model.stale_reason(run, now, stale_seconds) is None:
+                if run_model.stale_reason(run, now, stale_seconds, age_cutoff) is None:
                     break
-                event = run_model.recover(run, now, stale_seconds, actor)
+                event = run_model.recover(run, now, stale_seconds, actor, age_cutoff)
                 try:
                     self._save([event])
                 except ConcurrencyError:

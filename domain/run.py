@@ -346,28 +346,36 @@ def renew_lease(run: Run, expires_at: datetime) -> LeaseRenewed:
     )
 
 
-def stale_reason(run: Run, now: datetime, stale_seconds: float) -> str | None:
-    """Why an open run counts as stale now, or None while it may still be alive."""
+def stale_reason(
+    run: Run, now: datetime, stale_seconds: float, age_cutoff: float | None = None
+) -> str | None:
+    """Why an open run counts as stale now, or None while it may still be alive.
+
+    A leased run is stale once its lease has been expired for `stale_seconds`; a run
+    without a lease (imported while running) once nothing was heard of it for
+    `age_cutoff` seconds (default: `stale_seconds`).
+    """
     if run.status is not RunStatus.RUNNING:
         return None
     if run.lease_expires_at is not None:
         overdue = (now - run.lease_expires_at).total_seconds()
-        if overdue > stale_seconds or (stale_seconds == 0 and overdue >= 0):
-            return "lease_expired"
-        return None
+        return "lease_expired" if overdue >= stale_seconds else None
     quiet = (now - (run.last_heard_at or run.created_on)).total_seconds()
-    return "no_lease_and_older_than_cutoff" if quiet >= stale_seconds else None
+    cutoff = stale_seconds if age_cutoff is None else age_cutoff
+    return "no_lease_and_older_than_cutoff" if quiet >= cutoff else None
 
 
-def recover(run: Run, now: datetime, stale_seconds: float, actor: str) -> StaleRunRecovered:
-    policy = stale_reason(run, now, stale_seconds)
+def recover(
+    run: Run, now: datetime, stale_seconds: float, actor: str, age_cutoff: float | None = None
+) -> StaleRunRecovered:
+    policy = stale_reason(run, now, stale_seconds, age_cutoff)
     if policy is None:
         raise RuleViolationError(f"run {run.id} is not stale (status {run.status})")
     return StaleRunRecovered(
         originator_id=run.id,
         originator_version=run.version + 1,
         policy=policy,
-        stale_seconds=stale_seconds,
+        stale_seconds=stale_seconds if run.lease_expires_at else (age_cutoff or stale_seconds),
         lease_expires_at=run.lease_expires_at,
         last_heard_at=run.last_heard_at or run.created_on,
         actor=actor,

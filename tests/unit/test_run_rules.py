@@ -8,6 +8,7 @@ from domain import run as run_model
 from domain.errors import (
     CellConflictError,
     InvalidationStateError,
+    RuleViolationError,
     RunAlreadyFinishedError,
     RunNotFinishedError,
 )
@@ -108,3 +109,70 @@ class TestInvalidation:
         assert not run.invalidated
         with pytest.raises(InvalidationStateError):
             run_model.reinstate(run, "again", "me")
+
+
+class TestStaleness:
+    def leased(self, lease_left: float) -> Run:
+        from datetime import UTC, datetime, timedelta
+
+        now = datetime(2026, 5, 1, tzinfo=UTC)
+        event = run_model.begin(
+            uuid4(),
+            run_key="k",
+            benchmark="b",
+            agent="a",
+            provider="p",
+            model="m",
+            config={},
+            attempt=1,
+            run_group_id=None,
+            command=["x"],
+            cwd=".",
+            host="h",
+            started_at=now,
+            lease_expires_at=now + timedelta(seconds=lease_left),
+            run_dir="d",
+        )
+        run = run_model.mutate(event, None)
+        assert run is not None
+        return run
+
+    def test_a_run_under_a_live_lease_is_never_stale(self) -> None:
+        from datetime import UTC, datetime
+
+        run = self.leased(60)
+        assert run_model.stale_reason(run, datetime(2026, 5, 1, tzinfo=UTC), 0) is None
+        with pytest.raises(RuleViolationError):
+            run_model.recover(run, datetime(2026, 5, 1, tzinfo=UTC), 0, "me")
+
+    def test_an_expired_lease_is_stale_after_the_grace(self) -> None:
+        from datetime import UTC, datetime, timedelta
+
+        run = self.leased(0)
+        later = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(seconds=30)
+        assert run_model.stale_reason(run, later, 0) == "lease_expired"
+        assert run_model.stale_reason(run, later, 60) is None
+
+    def test_a_run_without_a_lease_is_judged_by_age(self) -> None:
+        from datetime import timedelta
+
+        record = RunRecord(
+            header=RunHeader(benchmark="b", agent="a", model="m", status=RunStatus.SUCCEEDED)
+        )
+        run = run_model.mutate(run_model.start(uuid4(), record, source="imported"), None)
+        assert run is not None
+        now = run.created_on + timedelta(hours=1)
+        assert run_model.stale_reason(run, now, 0, age_cutoff=6 * 3600) is None
+        assert run_model.stale_reason(run, now, 0, age_cutoff=600) == (
+            "no_lease_and_older_than_cutoff"
+        )
+
+    def test_recovery_keeps_the_run_open_for_a_late_finish(self) -> None:
+        from datetime import UTC, datetime, timedelta
+
+        run = self.leased(0)
+        later = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(seconds=1)
+        run = apply(run, run_model.recover(run, later, 0, "sweeper"))
+        assert run.status is RunStatus.RECOVERED and not run.finished
+        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=1.0))
+        assert run.status is RunStatus.SUCCEEDED
