@@ -1,7 +1,169 @@
-"""Placeholder filled in by the compare work."""
+"""Compare two sides over the ledger's latest runs; show a recorded comparison again."""
 
 from __future__ import annotations
 
-import click
+import json
+from typing import Any
 
-COMMANDS: list[click.Command] = []
+import click
+from tabulate import tabulate
+
+from adapters import compare as comparisons
+from adapters.compare import Side
+from commands.context import LedgerContext, actor, as_of_option
+from commands.output import short
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+COLUMNS = ["benchmark", "A", "B", "delta", "winner", "unit", "cells", "ci95", "p", "a_run", "b_run"]
+
+
+def _side(_ctx: click.Context, param: click.Parameter, value: str) -> Side:
+    try:
+        return comparisons.parse_side(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _benchmarks(values: tuple[str, ...]) -> list[str]:
+    """Comma-separated and repeatable, in the order given, each once."""
+    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+    return list(dict.fromkeys(names))
+
+
+@click.command()
+@click.option(
+    "--a", "side_a", required=True, metavar="SPEC", callback=_side, help="[agent@]provider:model"
+)
+@click.option(
+    "--b", "side_b", required=True, metavar="SPEC", callback=_side, help="[agent@]provider:model"
+)
+@click.option(
+    "--benchmarks",
+    multiple=True,
+    metavar="A,B",
+    help="Benchmarks to compare, comma-separated, repeatable (default: all either side ran)",
+)
+@as_of_option
+@click.option("--by", help="Who asked (default: your user name)")
+@click.option("--json", "as_json", is_flag=True, help="Output the comparison as JSON")
+@pass_ledger
+def compare(
+    ctx: LedgerContext,
+    side_a: Side,
+    side_b: Side,
+    benchmarks: tuple[str, ...],
+    as_of: str | None,
+    by: str | None,
+    as_json: bool,
+) -> None:
+    """Compare two sides benchmark by benchmark, and record the comparison.
+
+    A side is [agent@]provider:model; per benchmark it stands for the newest
+    acceptable run of that provider and model (and agent, if named). The winner
+    follows each benchmark's direction. Where both runs have cells with common
+    keys, the paired per-cell difference B - A gets a bootstrap 95% interval
+    and an exact sign-test p-value. The comparison is appended to the ledger,
+    and view-comparison ID shows it again, unchanged.
+
+    \b
+    Example:
+        benchledger compare --a cerebras:gpt-oss-120b --b openai:gpt-4.1-mini
+        benchledger compare --a eliza@cerebras:gpt-oss-120b \\
+            --b hermes@cerebras:gpt-oss-120b --benchmarks bfcl,gaia --json
+    """
+    if side_a == side_b:
+        raise click.UsageError("--a and --b name the same side")
+    queries = ctx.queries(as_of)
+    names = _benchmarks(benchmarks) or comparisons.benchmarks_of(queries, side_a, side_b)
+    if not names:
+        raise click.ClickException(f"neither {side_a.spec} nor {side_b.spec} has an acceptable run")
+    unknown = comparisons.unknown_benchmarks(queries, names)
+    if unknown:
+        raise click.ClickException(f"unknown benchmark: {', '.join(unknown)}")
+    rows = comparisons.compare(queries, side_a, side_b, names)
+    position, head = queries.head()
+    comparison_id = comparisons.new_comparison_id()
+    ctx.services.ledger.record_comparison(
+        comparison_id,
+        a=side_a.as_dict(),
+        b=side_b.as_dict(),
+        benchmarks=names,
+        rows=rows,
+        position=position,
+        head_sha256=head,
+        actor=actor(by),
+    )
+    ctx.services.runner.catch_up()
+    # Shown from the event just appended, so view-comparison prints the very same bytes.
+    stored = comparisons.stored_comparison(ctx.queries(), comparison_id)
+    click.echo(render(stored, as_json))
+
+
+@click.command(name="view-comparison")
+@click.argument("comparison_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Output the comparison as JSON")
+@pass_ledger
+def view_comparison(ctx: LedgerContext, comparison_id: str, as_json: bool) -> None:
+    """Show a recorded comparison exactly as compare printed it.
+
+    It is read from its event, never recomputed: later runs, corrections or
+    invalidations do not change it.
+
+    \b
+    Example:
+        benchledger view-comparison cmp_20261001T090000Z_1a2b3c4d
+        benchledger view-comparison cmp_20261001T090000Z_1a2b3c4d --json
+    """
+    click.echo(render(comparisons.stored_comparison(ctx.queries(), comparison_id), as_json))
+
+
+def render(stored: dict[str, Any], as_json: bool) -> str:
+    """The one rendering of a comparison, for compare and view-comparison alike."""
+    if as_json:
+        keys = ("comparison_id", "a", "b", "rows")
+        return json.dumps({k: stored[k] for k in keys}, indent=2, ensure_ascii=False)
+    a, b = stored["a"], stored["b"]
+    header = [
+        f"Comparison {stored['comparison_id']} at ledger position {stored['position']}",
+        f"A: {a['spec']}",
+        f"B: {b['spec']}",
+        "",
+    ]
+    table = tabulate(
+        [[_cell(row, column) for column in COLUMNS] for row in stored["rows"]],
+        headers=COLUMNS,
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+    return "\n".join([*header, table])
+
+
+def _cell(row: dict[str, Any], column: str) -> str:
+    paired = row.get("paired") or {}
+    if column == "benchmark":
+        return str(row["benchmark_id"])
+    if column in ("A", "B"):
+        return _number(row[f"{column.lower()}_score"])
+    if column == "delta":
+        delta = row["delta"]
+        return "" if delta is None else f"+{delta:.4f}" if delta > 0 else f"{delta:.4f}"
+    if column == "cells":
+        return str(paired.get("cells", ""))
+    if column == "ci95":
+        if not paired:
+            return ""
+        return f"[{paired['ci95_low']:.4f}, {paired['ci95_high']:.4f}]"
+    if column == "p":
+        p = paired.get("sign_test_p")
+        return "" if p is None else "<0.0001" if p < 0.0001 else f"{p:.4f}"
+    if column in ("a_run", "b_run"):
+        return short(row[f"{column[0]}_run_id"])
+    return "" if row.get(column) is None else str(row[column])
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+COMMANDS = [compare, view_comparison]

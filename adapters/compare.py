@@ -1,0 +1,207 @@
+"""Comparisons of two sides over the read models, and the stored ones read back.
+
+A side is `[agent@]provider:model`. For each benchmark it stands for the
+newest acceptable run of that provider and model (and agent, when named), as
+the `candidates` table holds them at the chosen ledger position. A stored
+comparison is read from its `ComparisonRecorded` event and never recomputed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from statistics import fmean
+from typing import Any
+
+from adapters.queries import Queries
+from domain.errors import NotFoundError
+from domain.stats import bootstrap_ci, sign_test_p, winner
+
+SPEC = re.compile(r"^(?:(?P<agent>[^@:\s]+)@)?(?P<provider>[^@:\s]+):(?P<model>[^@\s]+)$")
+ACCEPTABLE = (
+    "status = 'succeeded' AND score IS NOT NULL AND invalidated = 0 "
+    "AND config_marker IS NULL AND result_marker IS NULL"
+)
+NEWEST = "ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC"
+OUTCOME_VALUES = {"passed": 1.0, "failed": 0.0}
+
+
+@dataclass(frozen=True)
+class Side:
+    provider: str
+    model: str
+    agent: str | None = None
+
+    @property
+    def spec(self) -> str:
+        prefix = f"{self.agent}@" if self.agent else ""
+        return f"{prefix}{self.provider}:{self.model}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "agent": self.agent,
+            "provider": self.provider,
+            "model": self.model,
+        }
+
+    def where(self) -> tuple[str, list[str]]:
+        """SQL over `candidates` for this side's runs: a named agent is matched exactly;
+        without one, synthetic calibration runs are no side's results."""
+        sql = "lower(provider) = ? AND model = ?"
+        params = [self.provider, self.model]
+        if self.agent:
+            sql += " AND agent = ?"
+            params.append(self.agent)
+        else:
+            sql += " AND synthetic = 0"
+        return sql, params
+
+
+def parse_side(text: str) -> Side:
+    """`[agent@]provider:model`, provider lowercased; ValueError if malformed."""
+    match = SPEC.match(text.strip())
+    if not match:
+        raise ValueError(f"'{text}' is not [agent@]provider:model")
+    return Side(
+        provider=match["provider"].lower(), model=match["model"], agent=match["agent"] or None
+    )
+
+
+def new_comparison_id(now: datetime | None = None) -> str:
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return f"cmp_{moment:%Y%m%dT%H%M%SZ}_{secrets.token_hex(4)}"
+
+
+def chosen_run(queries: Queries, benchmark: str, side: Side) -> dict[str, Any] | None:
+    """The newest acceptable run of this side on this benchmark, or None."""
+    where, params = side.where()
+    cursor = queries.conn.execute(
+        "SELECT run_id, score, unit, higher_is_better FROM candidates "
+        f"WHERE benchmark = ? AND {where} AND {ACCEPTABLE} {NEWEST} LIMIT 1",
+        [benchmark, *params],
+    )
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    return dict(zip([d[0] for d in cursor.description], row, strict=True))
+
+
+def benchmarks_of(queries: Queries, a: Side, b: Side) -> list[str]:
+    """Every benchmark where either side has an acceptable run, by name."""
+    clauses, params = [], []
+    for side in (a, b):
+        where, side_params = side.where()
+        clauses.append(f"({where})")
+        params += side_params
+    rows = queries.conn.execute(
+        f"SELECT DISTINCT benchmark FROM candidates WHERE ({' OR '.join(clauses)}) "
+        f"AND {ACCEPTABLE} ORDER BY benchmark",
+        params,
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def unknown_benchmarks(queries: Queries, benchmarks: list[str]) -> list[str]:
+    """Names that neither the benchmark registry nor any run has heard of."""
+    known = {
+        str(r[0])
+        for r in queries.conn.execute(
+            "SELECT benchmark FROM benchmarks UNION SELECT DISTINCT benchmark FROM candidates"
+        )
+    }
+    return [b for b in benchmarks if b not in known]
+
+
+def compare(queries: Queries, a: Side, b: Side, benchmarks: list[str]) -> list[dict[str, Any]]:
+    """One row per benchmark: both scores, the delta B - A, the winner, and the paired
+    per-cell difference where both runs have cells with common keys."""
+    rows = []
+    for benchmark in benchmarks:
+        run_a = chosen_run(queries, benchmark, a)
+        run_b = chosen_run(queries, benchmark, b)
+        higher = _direction(queries, benchmark, run_a, run_b)
+        a_score = run_a["score"] if run_a else None
+        b_score = run_b["score"] if run_b else None
+        rows.append(
+            {
+                "benchmark_id": benchmark,
+                "a_score": a_score,
+                "b_score": b_score,
+                "delta": b_score - a_score if a_score is not None and b_score is not None else None,
+                "higher_is_better": higher,
+                "winner": winner(a_score, b_score, higher),
+                "a_run_id": run_a["run_id"] if run_a else None,
+                "b_run_id": run_b["run_id"] if run_b else None,
+                "unit": (run_a or {}).get("unit") or (run_b or {}).get("unit"),
+                "paired": paired(queries, run_a["run_id"], run_b["run_id"])
+                if run_a and run_b
+                else None,
+            }
+        )
+    return rows
+
+
+def _direction(
+    queries: Queries,
+    benchmark: str,
+    run_a: dict[str, Any] | None,
+    run_b: dict[str, Any] | None,
+) -> bool:
+    """A's direction, else B's, else the benchmark's, else higher is better."""
+    for run in (run_a, run_b):
+        if run and run["higher_is_better"] is not None:
+            return bool(run["higher_is_better"])
+    row = queries.conn.execute(
+        "SELECT higher_is_better FROM benchmarks WHERE benchmark = ?", (benchmark,)
+    ).fetchone()
+    return True if row is None or row[0] is None else bool(row[0])
+
+
+def cell_values(queries: Queries, run_id: str) -> dict[str, float]:
+    """Each cell's value by key: its score, else 1 for passed and 0 for failed."""
+    values: dict[str, float] = {}
+    for key, outcome, score in queries.conn.execute(
+        "SELECT key, outcome, score FROM cells WHERE run_id = ? ORDER BY rowid", (run_id,)
+    ):
+        value = score if score is not None else OUTCOME_VALUES.get(outcome)
+        if value is not None:
+            values.setdefault(key, float(value))
+    return values
+
+
+def paired(queries: Queries, a_run_id: str, b_run_id: str) -> dict[str, Any] | None:
+    """B - A over the cells both runs scored, with a bootstrap 95% interval of the mean
+    and an exact sign-test p-value; None when they share no cell. The sign test is
+    two-sided, so which direction counts as a win does not change it."""
+    a_values = cell_values(queries, a_run_id)
+    b_values = cell_values(queries, b_run_id)
+    differences = [b_values[k] - a_values[k] for k in sorted(a_values.keys() & b_values.keys())]
+    if not differences:
+        return None
+    low, high = bootstrap_ci(differences)
+    return {
+        "cells": len(differences),
+        "mean_difference": fmean(differences),
+        "ci95_low": low,
+        "ci95_high": high,
+        "sign_test_p": sign_test_p(
+            sum(d > 0 for d in differences), sum(d < 0 for d in differences)
+        ),
+    }
+
+
+def stored_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
+    """The comparison exactly as its event recorded it."""
+    row = queries.conn.execute(
+        "SELECT data FROM events WHERE type = 'ComparisonRecorded' "
+        "AND json_extract(data, '$.comparison_id') = ? ORDER BY position LIMIT 1",
+        (comparison_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"no comparison '{comparison_id}'")
+    data: dict[str, Any] = json.loads(row[0])
+    return data

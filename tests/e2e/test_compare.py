@@ -1,0 +1,284 @@
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Invoke
+from tests.helpers import run_json, write_json
+
+Add = Callable[..., None]
+
+
+@pytest.fixture
+def add(invoke: Invoke, tmp_path: Path) -> Add:
+    """Import one hand-built run; each call starts a minute later than the last."""
+    minutes = count()
+
+    def add_run(benchmark: str = "bfcl", agent: str = "eliza", **fields: Any) -> None:
+        minute = next(minutes)
+        fields.setdefault("started_at", f"2026-05-12T10:{minute:02d}:00+00:00")
+        fields.setdefault("ended_at", f"2026-05-12T10:{minute:02d}:30+00:00")
+        path = write_json(tmp_path / f"run-{minute}.json", run_json(benchmark, agent, **fields))
+        invoke("import", str(path))
+
+    return add_run
+
+
+def compared(invoke: Invoke, *args: str, expect: int = 0) -> dict[str, Any]:
+    result = invoke("compare", *args, "--json", expect=expect)
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def rows_by_benchmark(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["benchmark_id"]: row for row in data["rows"]}
+
+
+def cells(*values: float) -> list[dict[str, Any]]:
+    return [
+        {"key": f"task-{i:02d}", "outcome": "passed" if v else "failed", "score": v}
+        for i, v in enumerate(values)
+    ]
+
+
+A, B = "cerebras:gpt-oss-120b", "openai:gpt-4.1-mini"
+OPENAI = {"provider": "openai", "model": "gpt-4.1-mini"}
+
+
+class TestWinnerRules:
+    def test_the_higher_score_wins_when_higher_is_better(self, invoke: Invoke, add: Add) -> None:
+        add(score=0.6)
+        add(score=0.8, **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert (row["winner"], row["higher_is_better"]) == ("B", True)
+        assert row["delta"] == pytest.approx(0.2)
+
+    def test_the_lower_score_wins_when_lower_is_better(self, invoke: Invoke, add: Add) -> None:
+        add("latency", score=0.6, higher_is_better=False, unit="seconds")
+        add("latency", score=0.8, higher_is_better=False, unit="seconds", **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert (row["winner"], row["higher_is_better"], row["unit"]) == ("A", False, "seconds")
+        assert row["delta"] == pytest.approx(0.2)
+
+    def test_equal_scores_tie(self, invoke: Invoke, add: Add) -> None:
+        add(score=0.7)
+        add(score=0.7, **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert (row["winner"], row["delta"]) == ("tie", 0.0)
+
+    def test_a_missing_side_loses_and_two_missing_sides_have_no_winner(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add("bfcl", score=0.0)
+        add("gaia", score=0.3, **OPENAI)
+        add("tau_bench", agent="hermes", provider="anthropic", model="claude-sonnet-4.5")
+        rows = rows_by_benchmark(
+            compared(invoke, "--a", A, "--b", B, "--benchmarks", "bfcl,gaia,tau_bench")
+        )
+        assert {b: r["winner"] for b, r in rows.items()} == {
+            "bfcl": "A",
+            "gaia": "B",
+            "tau_bench": "n/a",
+        }
+        assert rows["bfcl"]["b_run_id"] is None and rows["bfcl"]["delta"] is None
+        assert rows["gaia"]["a_score"] is None and rows["gaia"]["b_score"] == 0.3
+
+    def test_a_newer_failed_or_invalidated_run_does_not_displace_a_good_one(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(score=0.4)
+        add(score=0.9, run_key="leaky")
+        add(score=None, status="failed")
+        leaky = json.loads(invoke("show", "leaky", "--json").stdout)["run"]["run_id"]
+        invoke("invalidate", leaky, "--reason", "leak")
+        add(score=0.5, **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert (row["a_score"], row["winner"]) == (0.4, "B")
+
+
+class TestSides:
+    def test_sides_sharing_provider_and_model_stay_distinct_by_agent(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(agent="eliza", score=0.9)
+        add(agent="hermes", score=0.5)
+        data = compared(invoke, "--a", f"eliza@{A}", "--b", f"hermes@{A}")
+        [row] = data["rows"]
+        assert (row["a_score"], row["b_score"], row["winner"]) == (0.9, 0.5, "A")
+        assert row["a_run_id"] != row["b_run_id"]
+        assert (data["a"]["agent"], data["b"]["agent"]) == ("eliza", "hermes")
+        assert data["a"]["spec"] == f"eliza@{A}" and data["b"]["model"] == "gpt-oss-120b"
+        table = invoke("view-comparison", data["comparison_id"]).stdout
+        assert f"A: eliza@{A}" in table and f"B: hermes@{A}" in table
+
+    def test_without_an_agent_a_side_takes_its_newest_acceptable_run(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(agent="eliza", score=0.9)
+        add(agent="hermes", score=0.5)
+        add(score=0.7, **OPENAI)
+        [row] = compared(invoke, "--a", "Cerebras:gpt-oss-120b", "--b", B)["rows"]
+        assert (row["a_score"], row["winner"]) == (0.5, "B")
+
+    def test_a_malformed_or_repeated_side_is_a_usage_error(self, invoke: Invoke) -> None:
+        result = invoke("compare", "--a", "gpt-4.1-mini", "--b", B, expect=2)
+        assert "[agent@]provider:model" in result.stderr
+        invoke("compare", "--a", B, "--b", "OpenAI:gpt-4.1-mini", expect=2)
+
+
+class TestBenchmarks:
+    def test_by_default_every_benchmark_either_side_ran_acceptably(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add("bfcl", score=0.5)
+        add("gaia", score=0.5, **OPENAI)
+        add("tau_bench", score=None, status="failed")
+        add("swe_bench_verified", provider="anthropic", model="claude-sonnet-4.5")
+        data = compared(invoke, "--a", A, "--b", B)
+        assert [r["benchmark_id"] for r in data["rows"]] == ["bfcl", "gaia"]
+
+    def test_benchmarks_split_commas_and_repeat(self, invoke: Invoke, add: Add) -> None:
+        for benchmark in ("bfcl", "gaia", "tau_bench"):
+            add(benchmark, score=0.5)
+        data = compared(
+            invoke, "--a", A, "--b", B, "--benchmarks", "gaia, bfcl", "--benchmarks", "tau_bench"
+        )
+        assert [r["benchmark_id"] for r in data["rows"]] == ["gaia", "bfcl", "tau_bench"]
+
+    def test_an_unknown_benchmark_or_nothing_to_compare_is_an_error(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(score=0.5)
+        result = invoke("compare", "--a", A, "--b", B, "--benchmarks", "bfcl,nope", expect=1)
+        assert result.stderr.startswith("Error: unknown benchmark: nope")
+        result = invoke("compare", "--a", "x:y", "--b", B, expect=1)
+        assert "has an acceptable run" in result.stderr
+
+    def test_as_of_compares_the_runs_the_ledger_held_then(self, invoke: Invoke, add: Add) -> None:
+        add(score=0.4)
+        add(score=0.5, **OPENAI)
+        position = json.loads(invoke("events", "--json").stdout)[-1]["position"]
+        add(score=0.9)
+        data = compared(invoke, "--a", A, "--b", B, "--as-of", str(position))
+        [row] = data["rows"]
+        assert (row["a_score"], row["winner"]) == (0.4, "B")
+        event = json.loads(invoke("events", "--json").stdout)[-1]
+        assert event["data"]["position"] == position
+
+
+class TestPairedCells:
+    def test_nine_cell_wins_and_one_loss_give_the_exact_sign_test_and_interval(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(score=0.1, cells=cells(0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0.5))
+        add(score=0.9, cells=cells(1, 1, 1, 1, 1, 1, 1, 1, 1, 0), **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        paired = row["paired"]
+        assert paired["cells"] == 10
+        assert paired["mean_difference"] == pytest.approx(0.8)
+        assert paired["sign_test_p"] == 0.021484375
+        # The bootstrap of nine +1 and one -1 has exact percentiles 0.4 and 1.0.
+        assert (paired["ci95_low"], paired["ci95_high"]) == (
+            pytest.approx(0.4),
+            pytest.approx(1.0),
+        )
+
+    def test_lower_is_better_cells_count_a_smaller_value_as_a_win(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        lower = {"higher_is_better": False}
+        add(score=5.0, cells=cells(5, 5, 5, 5, 5, 5, 5, 5, 5, 5), **lower)
+        add(score=3.0, cells=cells(3, 3, 3, 3, 3, 3, 3, 3, 3, 3), **lower, **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert row["winner"] == "B"
+        assert row["paired"] == {
+            "cells": 10,
+            "mean_difference": -2.0,
+            "ci95_low": -2.0,
+            "ci95_high": -2.0,
+            "sign_test_p": 2 / 1024,
+        }
+
+    def test_runs_without_common_cells_have_no_paired_difference(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(score=0.5, cells=cells(1, 0))
+        add(score=0.5, **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert row["paired"] is None
+
+    def test_cells_without_scores_count_passed_as_one_and_failed_as_zero(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        outcomes = [{"key": "t1", "outcome": "passed"}, {"key": "t2", "outcome": "failed"}]
+        add(score=0.5, cells=outcomes)
+        add(score=0.0, cells=[{"key": k, "outcome": "failed"} for k in ("t1", "t2")], **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        assert row["paired"]["cells"] == 2
+        assert row["paired"]["mean_difference"] == -0.5
+
+
+class TestRecording:
+    def test_compare_appends_a_comparison_recorded_event(self, invoke: Invoke, add: Add) -> None:
+        add(score=0.6)
+        add(score=0.8, **OPENAI)
+        head = json.loads(invoke("events", "--json").stdout)[-1]["position"]
+        data = compared(invoke, "--a", A, "--b", B, "--by", "ana")
+        assert re.fullmatch(r"cmp_\d{8}T\d{6}Z_[0-9a-f]{8}", data["comparison_id"])
+        events = json.loads(invoke("events", "--since", str(head), "--json").stdout)
+        assert [e["type"] for e in events] == ["ComparisonRecorded"]
+        recorded = events[0]["data"]
+        assert recorded["comparison_id"] == data["comparison_id"]
+        assert (recorded["position"], recorded["actor"]) == (head, "ana")
+        assert recorded["benchmarks"] == ["bfcl"] and recorded["rows"] == data["rows"]
+        assert set(data) == {"comparison_id", "a", "b", "rows"}
+
+    def test_view_comparison_prints_the_same_bytes_as_compare(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        add(score=0.6, cells=cells(1, 0, 1))
+        add(score=0.8, cells=cells(1, 1, 1), **OPENAI)
+        table = invoke("compare", "--a", A, "--b", B).stdout
+        comparison_id = table.split()[1]
+        assert invoke("view-comparison", comparison_id).stdout == table
+        as_json = invoke("compare", "--a", A, "--b", B, "--json").stdout
+        comparison_id = json.loads(as_json)["comparison_id"]
+        assert invoke("view-comparison", comparison_id, "--json").stdout == as_json
+
+    def test_a_recorded_comparison_is_never_recomputed(self, invoke: Invoke, add: Add) -> None:
+        add(score=0.6, run_key="a-run")
+        add(score=0.8, **OPENAI)
+        as_json = invoke("compare", "--a", A, "--b", B, "--json").stdout
+        invoke("correct-score", "a-run", "--score", "0.95", "--reason", "grader bug")
+        comparison_id = json.loads(as_json)["comparison_id"]
+        assert invoke("view-comparison", comparison_id, "--json").stdout == as_json
+        assert compared(invoke, "--a", A, "--b", B)["rows"][0]["winner"] == "A"
+
+    def test_an_unknown_comparison_is_an_error(self, invoke: Invoke) -> None:
+        result = invoke("view-comparison", "cmp_nope", expect=1)
+        assert result.stderr.startswith("Error: no comparison 'cmp_nope'")
+
+
+class TestDemo:
+    def test_the_table_shows_every_benchmark_with_scores_delta_and_interval(
+        self, invoke: Invoke
+    ) -> None:
+        invoke("demo")
+        lines = invoke("compare", "--a", A, "--b", B).stdout.splitlines()
+        assert lines[1:3] == [f"A: {A}", f"B: {B}"]
+        assert lines[4].split() == [
+            "benchmark", "A", "B", "delta", "winner", "unit", "cells", "ci95", "p", "a_run", "b_run"
+        ]  # fmt: skip
+        body = [line.split() for line in lines[6:]]
+        assert len(body) == 5
+        for fields in body:
+            a_score, b_score, delta, won = float(fields[1]), float(fields[2]), fields[3], fields[4]
+            assert won == ("A" if a_score > b_score else "B" if b_score > a_score else "tie")
+            assert delta.startswith("+") == (b_score > a_score)
+            assert re.fullmatch(r"\[-?\d\.\d{4},", fields[7])
