@@ -172,6 +172,7 @@ class Runner:
             )
             redact_tree(run_dir, redactor)
             status, score, error, record = self._judge(spec, who, output_dir, launched_at, outcome)
+            record = self._redacted(record, redactor)
             finished = _finish_fields(spec, record, status, score, error, outcome)
             finished["artifacts"] = [
                 {"path": a.path, "size": a.size, "sha256": a.sha256}
@@ -255,6 +256,13 @@ class Runner:
         if len(records) != 1:
             return None, f"result holds {len(records)} runs, expected one"
         return records[0], ""
+
+    @staticmethod
+    def _redacted(record: RunRecord | None, redactor: Redactor) -> RunRecord | None:
+        """Mask secrets in the parsed result too: JSON escapes hide them from byte masking."""
+        if record is None or not redactor.secrets:
+            return record
+        return RunRecord.model_validate(redactor.redact_obj(record.model_dump(mode="json")))
 
 
 def _finish_fields(

@@ -523,19 +523,25 @@ class Ledger(Application[UUID]):
         higher_is_better: bool = True,
         description: str | None = None,
     ) -> bool:
-        event = benchmark_model.register(
-            benchmark_id_for(benchmark),
-            self.get_benchmark(benchmark),
-            benchmark,
-            directory=directory,
-            unit=unit,
-            higher_is_better=higher_is_better,
-            description=description,
-        )
-        if event is None:
-            return False
-        self._save([event])
-        return True
+        """Register or update a benchmark; an unchanged registration appends nothing."""
+        for _ in range(5):
+            event = benchmark_model.register(
+                benchmark_id_for(benchmark),
+                self.get_benchmark(benchmark),
+                benchmark,
+                directory=directory,
+                unit=unit,
+                higher_is_better=higher_is_better,
+                description=description,
+            )
+            if event is None:
+                return False
+            try:
+                self._save([event])
+            except ConcurrencyError:
+                continue  # another process registered it meanwhile: look again
+            return True
+        raise ConcurrencyError(f"could not register benchmark {benchmark}")
 
     def reference_high_score(
         self,
@@ -548,18 +554,22 @@ class Ledger(Application[UUID]):
         as_of: date | None = None,
     ) -> bool:
         """Reference a high score; repeating the current reference appends nothing."""
-        current = self.get_benchmark(benchmark)
-        if current is None:
-            self.register_benchmark(benchmark, unit=unit)
+        for _ in range(5):
             current = self.get_benchmark(benchmark)
-            assert current is not None
-        event = benchmark_model.reference_high_score(
-            current, label=label, value=value, unit=unit, source=source, as_of=as_of
-        )
-        if event is None:
-            return False
-        self._save([event])
-        return True
+            if current is None:
+                self.register_benchmark(benchmark, unit=unit)
+                continue
+            event = benchmark_model.reference_high_score(
+                current, label=label, value=value, unit=unit, source=source, as_of=as_of
+            )
+            if event is None:
+                return False
+            try:
+                self._save([event])
+            except ConcurrencyError:
+                continue
+            return True
+        raise ConcurrencyError(f"could not reference a high score of {benchmark}")
 
     # -- publication ------------------------------------------------------------
 

@@ -1,0 +1,796 @@
+"""`benchledger run` end to end: real subprocess benchmarks, real racing and killed processes.
+
+Each test writes a small benchmark script (`bench.py`) and a `benchledger.toml`
+registry into its own directory, runs `benchledger run` as a real subprocess
+(the console script next to this interpreter) and then checks the events and
+the read models with the read commands, in-process. The script is steered by
+environment variables, none of which are part of the work's signature:
+
+    BENCH_SLEEP         seconds to sleep before writing the result
+    BENCH_RESULT_FIRST  also write the result before sleeping (a partial result)
+    BENCH_EXIT          exit code (after writing the result)
+    BENCH_SCORE         the score to report (default 0.75)
+    BENCH_PID_FILE      write the benchmark's pid here once it has started
+    BENCH_LEAK_FROM     name of an env variable whose value it leaks everywhere it can
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import pytest
+
+from adapters.bootstrap import Settings, build
+from adapters.browse import datasette_for
+from adapters.registry import load_registry
+from adapters.runner import register
+from tests.conftest import Invoke
+
+BENCHLEDGER = Path(sys.executable).parent / "benchledger"
+AGENT, MODEL = "eliza", "m1"
+PROCESS_TIMEOUT = 40.0
+
+BENCH_SCRIPT = """
+import json, os, sys, time
+from pathlib import Path
+
+env = os.environ.get
+out = Path(sys.argv[1])
+if env("BENCH_PID_FILE"):
+    pid_file = Path(env("BENCH_PID_FILE"))
+    Path(f"{pid_file}.tmp").write_text(str(os.getpid()))
+    os.replace(f"{pid_file}.tmp", pid_file)
+secret = env(env("BENCH_LEAK_FROM", "-"), "")
+if secret:
+    print("calling the model with key", secret, flush=True)
+    print("debug: key=" + secret, file=sys.stderr, flush=True)
+    (out / "notes.txt").write_text(f"api key {secret}\\n")
+
+
+def write_result():
+    doc = {
+        "schema": "benchledger/run@1",
+        "score": float(env("BENCH_SCORE", "0.75")),
+        "unit": "accuracy",
+        "cells": [
+            {"key": "q1", "outcome": "passed", "score": 1.0},
+            {"key": "q2", "outcome": "failed", "score": 0.0},
+        ],
+    }
+    if secret:
+        doc["metrics"] = {"api_key": secret}
+        doc["cells"][0]["metrics"] = {"api_key": secret}
+    (out / "result.json").write_text(json.dumps(doc))
+
+
+if env("BENCH_RESULT_FIRST"):
+    write_result()
+time.sleep(float(env("BENCH_SLEEP", "0")))
+write_result()
+print("done", flush=True)
+sys.exit(int(env("BENCH_EXIT", "0")))
+"""
+
+T = TypeVar("T")
+
+
+def eventually(probe: Callable[[], T | None], what: str, seconds: float = 15.0) -> T:
+    """The first truthy value of probe(), polled until a deadline."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+class Workspace:
+    """One test's directory: benchmark script, registry, ledger, and the processes it started."""
+
+    def __init__(self, root: Path, invoke: Invoke) -> None:
+        self.root = root
+        self.db = root / "ledger.db"
+        self.registry = root / "benchledger.toml"
+        self.results = root / "results"
+        self.invoke = invoke
+        self.processes: list[subprocess.Popen[str]] = []
+        self.pid_files: list[Path] = []
+        (root / "bench.py").write_text(textwrap.dedent(BENCH_SCRIPT))
+        command = json.dumps([sys.executable, "bench.py", "{output_dir}"])
+        self.registry.write_text(
+            textwrap.dedent(
+                f"""\
+                [benchmarks.quick]
+                description = "a benchmark script the test wrote"
+                command = {command}
+                unit = "accuracy"
+
+                [benchmarks.keyed]
+                command = {command}
+                required_env = ["BENCH_REQUIRED_TOKEN"]
+
+                [benchmarks.hermes_only]
+                command = {command}
+                agents = ["hermes"]
+                """
+            )
+        )
+
+    # -- running `benchledger run` as a real process --------------------------------
+
+    def argv(self, *options: str, benchmarks: str = "quick") -> list[str]:
+        return [
+            str(BENCHLEDGER),
+            "--db",
+            str(self.db),
+            "run",
+            "--registry",
+            str(self.registry),
+            "--benchmarks",
+            benchmarks,
+            "--agent",
+            AGENT,
+            "--model",
+            MODEL,
+            "--json",
+            *options,
+        ]
+
+    def environ(self, env: dict[str, str] | None) -> dict[str, str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("BENCH_", "BENCHLEDGER_"))}
+        return {**base, **(env or {})}
+
+    def start(
+        self, *options: str, env: dict[str, str] | None = None, benchmarks: str = "quick"
+    ) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            self.argv(*options, benchmarks=benchmarks),
+            cwd=self.root,
+            env=self.environ(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.processes.append(process)
+        return process
+
+    def finish(self, process: subprocess.Popen[str], expect: int | None = 0) -> dict[str, Any]:
+        """Wait for a started run; its `run --json` summary."""
+        stdout, stderr = process.communicate(timeout=PROCESS_TIMEOUT)
+        if expect is not None:
+            assert process.returncode == expect, (
+                f"exit {process.returncode}\nstdout: {stdout}\nstderr: {stderr}"
+            )
+        summary: dict[str, Any] = json.loads(stdout)
+        summary["stderr"] = stderr
+        return summary
+
+    def run(
+        self,
+        *options: str,
+        env: dict[str, str] | None = None,
+        benchmarks: str = "quick",
+        expect: int | None = 0,
+    ) -> dict[str, Any]:
+        return self.finish(self.start(*options, env=env, benchmarks=benchmarks), expect)
+
+    def outcome(self, *options: str, **kwargs: Any) -> dict[str, Any]:
+        """The single outcome of a run of one benchmark."""
+        summary = self.run(*options, **kwargs)
+        assert len(summary["outcomes"]) == 1, summary
+        outcome: dict[str, Any] = summary["outcomes"][0]
+        outcome["run_group"] = summary["run_group"]
+        return outcome
+
+    def pid_file(self) -> Path:
+        path = self.root / f"bench-{len(self.pid_files)}.pid"
+        self.pid_files.append(path)
+        return path
+
+    def cleanup(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+            process.communicate(timeout=PROCESS_TIMEOUT)
+        for path in self.pid_files:
+            if path.exists():
+                pid = int(path.read_text())
+                cmdline = Path(f"/proc/{pid}/cmdline")
+                if alive(pid) and cmdline.exists() and b"bench.py" in cmdline.read_bytes():
+                    os.kill(pid, signal.SIGKILL)
+
+    # -- reading, in-process --------------------------------------------------------
+
+    def read_json(self, *args: str) -> Any:
+        return json.loads(self.invoke(*args, "--json").stdout)
+
+    def text(self, *args: str) -> str:
+        return self.invoke(*args).stdout
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.read_json("runs")
+        return sorted(rows, key=lambda r: r["attempt"] or 0)
+
+    def run_row(self, run_id: str) -> dict[str, Any]:
+        row: dict[str, Any] = self.read_json("show", run_id)["run"]
+        return row
+
+    def history(self, ref: str) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = self.read_json("history", ref)
+        return events
+
+    def events(self, *types: str) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = self.read_json("events")
+        return [e for e in events if not types or e["type"] in types]
+
+    def skips(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.read_json("skips")
+        return rows
+
+    def recover(self, *options: str) -> list[dict[str, Any]]:
+        recovered: list[dict[str, Any]] = self.read_json("recover-stale", *options)
+        return recovered
+
+    def running_run(self) -> dict[str, Any] | None:
+        rows = [r for r in self.read_json("runs") if r["status"] == "running"]
+        return rows[0] if rows else None
+
+    def renewed(self, run_id: str) -> bool:
+        return any(e["type"] == "LeaseRenewed" for e in self.history(run_id))
+
+
+@pytest.fixture
+def ws(tmp_path: Path, invoke: Invoke) -> Iterator[Workspace]:
+    workspace = Workspace(tmp_path, invoke)
+    yield workspace
+    workspace.cleanup()
+
+
+def types_of(events: list[dict[str, Any]]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+def claims(ws: Workspace) -> list[int]:
+    return [e["data"]["attempt"] for e in ws.events("AttemptClaimed")]
+
+
+class TestFirstRunAndReruns:
+    def test_a_first_run_records_attempt_1_with_its_cells_score_and_artifacts(
+        self, ws: Workspace
+    ) -> None:
+        outcome = ws.outcome()
+        assert (outcome["state"], outcome["attempt"], outcome["score"]) == ("succeeded", 1, 0.75)
+
+        [run] = ws.runs()
+        assert run["run_id"] == outcome["run_id"] and run["run_key"] == outcome["run_key"]
+        assert (run["benchmark"], run["agent"], run["model"]) == ("quick", AGENT, MODEL)
+        assert (run["status"], run["attempt"], run["source"], run["exit_code"]) == (
+            "succeeded",
+            1,
+            "executed",
+            0,
+        )
+        assert (run["cells"], run["cells_passed"], run["cells_failed"]) == (2, 1, 1)
+        assert run["unit"] == "accuracy" and run["lease_expires_at"]
+        assert run["command"][1:] == ["bench.py", f"<results>/{run['run_dir']}/output"]
+        names = {Path(a["path"]).name for a in run["artifacts"]}
+        assert {"result.json", "stdout.log", "stderr.log"} <= names
+        assert (ws.results / run["run_dir"] / "output" / "result.json").is_file()
+
+        history = ws.history(run["run_id"])
+        assert types_of(history) == ["AttemptClaimed", "RunStarted", "CellsRecorded", "RunFinished"]
+        assert history[0]["data"]["mode"] == "first" and history[0]["data"]["attempt"] == 1
+        group = types_of(ws.events("RunGroupOpened", "RunGroupClosed"))
+        assert group == ["RunGroupOpened", "RunGroupClosed"]
+        assert ws.events("RunGroupClosed")[0]["data"]["summary"] == {"succeeded": 1}
+        [registered] = ws.events("BenchmarkRegistered")
+        assert registered["data"]["benchmark"] == "quick"
+        assert registered["data"]["description"] == "a benchmark script the test wrote"
+
+    def test_a_default_rerun_of_succeeded_work_is_a_skip_never_a_run_or_an_attempt(
+        self, ws: Workspace
+    ) -> None:
+        first = ws.outcome()
+        again = ws.outcome()
+        assert again["state"] == "skipped"
+        assert (again["run_id"], again["attempt"]) == (None, None)
+        assert again["reason"] == f"already_succeeded (see run {first['run_id'][:8]})"
+
+        assert [r["run_id"] for r in ws.runs()] == [first["run_id"]]
+        assert claims(ws) == [1]
+        assert len(ws.events("RunStarted")) == 1
+        [skipped] = ws.events("BenchmarkSkipped")
+        assert skipped["data"]["reason"] == "already_succeeded"
+        assert skipped["data"]["defer_to"] == first["run_id"]
+        [skip] = ws.skips()
+        assert (skip["outcome"], skip["reason"], skip["defer_to"]) == (
+            "skipped",
+            "already_succeeded",
+            first["run_id"],
+        )
+        assert skip["run_group_id"] == skipped["stream"] != ws.runs()[0]["run_group_id"]
+        closed = [e["data"]["summary"] for e in ws.events("RunGroupClosed")]
+        assert closed == [{"succeeded": 1}, {"skipped": 1}]
+
+    def test_force_runs_a_new_attempt_of_succeeded_work(self, ws: Workspace) -> None:
+        first = ws.outcome()
+        forced = ws.outcome("--force", env={"BENCH_SCORE": "0.5"})
+        assert (forced["state"], forced["attempt"], forced["score"]) == ("succeeded", 2, 0.5)
+        assert forced["run_id"] != first["run_id"]
+        assert [(r["attempt"], r["score"]) for r in ws.runs()] == [(1, 0.75), (2, 0.5)]
+        assert [e["data"]["mode"] for e in ws.events("AttemptClaimed")] == ["first", "force"]
+        assert ws.skips() == []
+
+    def test_rerun_failed_skips_only_if_the_latest_executed_attempt_succeeded(
+        self, ws: Workspace
+    ) -> None:
+        first = ws.outcome()
+        failed = ws.outcome("--force", env={"BENCH_EXIT": "3"}, expect=1)
+        assert (failed["state"], failed["attempt"]) == ("failed", 2)
+
+        # Default: some valid attempt succeeded, so it is skipped, deferring to attempt 1.
+        default = ws.outcome()
+        assert default["state"] == "skipped"
+        assert default["reason"] == f"already_succeeded (see run {first['run_id'][:8]})"
+        # --rerun-failed: the latest attempt failed, so it runs again.
+        rerun = ws.outcome("--rerun-failed")
+        assert (rerun["state"], rerun["attempt"]) == ("succeeded", 3)
+        # Now the latest attempt succeeded.
+        again = ws.outcome("--rerun-failed")
+        assert again["state"] == "skipped"
+        assert again["reason"] == f"latest_attempt_succeeded (see run {rerun['run_id'][:8]})"
+
+        assert [(r["attempt"], r["status"]) for r in ws.runs()] == [
+            (1, "succeeded"),
+            (2, "failed"),
+            (3, "succeeded"),
+        ]
+        assert claims(ws) == [1, 2, 3]
+        modes = [e["data"]["mode"] for e in ws.events("AttemptClaimed")]
+        assert modes == ["first", "force", "rerun_failed"]
+        assert [(s["reason"], s["defer_to"]) for s in ws.skips()] == [
+            ("already_succeeded", first["run_id"]),
+            ("latest_attempt_succeeded", rerun["run_id"]),
+        ]
+
+    def test_skips_in_between_leave_attempt_numbers_dense(self, ws: Workspace) -> None:
+        ws.outcome(env={"BENCH_EXIT": "1"}, expect=1)
+        assert ws.outcome()["attempt"] == 2
+        assert ws.outcome()["state"] == "skipped"
+        assert ws.outcome("--force")["attempt"] == 3
+        assert ws.outcome("--rerun-failed")["state"] == "skipped"
+        assert [r["attempt"] for r in ws.runs()] == [1, 2, 3]
+        assert claims(ws) == [1, 2, 3]
+        assert len(ws.skips()) == 2
+
+
+class TestFailures:
+    def test_a_nonzero_exit_with_a_result_fails_but_keeps_its_score_and_cells(
+        self, ws: Workspace
+    ) -> None:
+        outcome = ws.outcome(env={"BENCH_EXIT": "3"}, expect=1)
+        assert (outcome["state"], outcome["attempt"], outcome["score"]) == ("failed", 1, 0.75)
+        assert outcome["reason"] == "exited with code 3 (its result was kept)"
+
+        [run] = ws.runs()
+        assert (run["status"], run["exit_code"], run["score"], run["cells"]) == (
+            "failed",
+            3,
+            0.75,
+            2,
+        )
+        assert run["error"] == "exited with code 3 (its result was kept)"
+        assert run["metrics"]["return_code"] == 3
+        finished = ws.history(run["run_id"])[-1]
+        assert (finished["type"], finished["data"]["status"]) == ("RunFinished", "failed")
+        # A failure is no success: a default run executes the work again.
+        retry = ws.outcome()
+        assert (retry["state"], retry["attempt"]) == ("succeeded", 2)
+
+    def test_a_timeout_kills_the_benchmark_and_records_the_run_as_timed_out(
+        self, ws: Workspace
+    ) -> None:
+        pid_file = ws.pid_file()
+        began = time.monotonic()
+        outcome = ws.outcome(
+            "--timeout",
+            "1",
+            env={"BENCH_SLEEP": "30", "BENCH_RESULT_FIRST": "1", "BENCH_PID_FILE": str(pid_file)},
+            expect=1,
+        )
+        assert time.monotonic() - began < 15
+        assert (outcome["state"], outcome["attempt"]) == ("timed_out", 1)
+        assert outcome["reason"] == "killed after the quick timeout"
+        assert not alive(int(pid_file.read_text()))
+
+        [run] = ws.runs()
+        assert run["status"] == "timed_out" and run["error"] == "killed after the quick timeout"
+        assert run["exit_code"] == -signal.SIGTERM
+        assert run["score"] == 0.75 and run["cells"] == 2  # the partial result is kept
+        assert 1 <= run["duration_seconds"] < 10
+        retry = ws.outcome()
+        assert (retry["state"], retry["attempt"]) == ("succeeded", 2)
+
+    def test_missing_env_refuses_the_launch_without_a_run_or_an_attempt(
+        self, ws: Workspace
+    ) -> None:
+        refused = ws.outcome(benchmarks="keyed", expect=1)
+        assert refused["state"] == "refused" and refused["attempt"] is None
+        assert "BENCH_REQUIRED_TOKEN" in refused["reason"]
+        assert ws.runs() == [] and ws.events("AttemptClaimed", "RunStarted") == []
+        [event] = ws.events("LaunchRefused")
+        assert event["data"]["missing_env"] == ["BENCH_REQUIRED_TOKEN"]
+        [skip] = ws.skips()
+        assert (skip["outcome"], skip["reason"], json.loads(skip["missing_env"])) == (
+            "launch_refused",
+            "missing_env",
+            ["BENCH_REQUIRED_TOKEN"],
+        )
+        assert ws.events("RunGroupClosed")[0]["data"]["summary"] == {"refused": 1}
+
+        # The refusal was not an attempt: with the variable set, this is attempt 1.
+        ran = ws.outcome(benchmarks="keyed", env={"BENCH_REQUIRED_TOKEN": "tok-123456"})
+        assert (ran["state"], ran["attempt"]) == ("succeeded", 1)
+        assert [e["data"]["mode"] for e in ws.events("AttemptClaimed")] == ["first"]
+
+    def test_an_incompatible_agent_is_skipped_not_run(self, ws: Workspace) -> None:
+        outcome = ws.outcome(benchmarks="hermes_only")
+        assert outcome["state"] == "skipped" and outcome["run_id"] is None
+        assert outcome["reason"].startswith("incompatible_agent")
+        assert ws.runs() == [] and claims(ws) == []
+        [skip] = ws.skips()
+        assert (skip["reason"], skip["defer_to"]) == ("incompatible_agent", None)
+
+
+class TestRacingProcesses:
+    def test_two_processes_racing_on_the_same_work_execute_it_once_unless_forced(
+        self, ws: Workspace
+    ) -> None:
+        # Registered beforehand: racing registrations are the next test's subject.
+        ws.invoke("benchmarks", "--registry", str(ws.registry))
+        slow = {"BENCH_SLEEP": "2"}
+        racers = [ws.start(env=slow), ws.start(env=slow)]
+        outcomes = [ws.finish(p)["outcomes"][0] for p in racers]
+        [winner] = [o for o in outcomes if o["state"] == "succeeded"]
+        [loser] = [o for o in outcomes if o["state"] == "skipped"]
+        assert winner["attempt"] == 1
+        assert loser["attempt"] is None and loser["run_id"] is None
+        reason = loser["reason"].split(" ")[0]
+        assert reason in ("attempt_in_progress", "already_succeeded")
+        assert loser["reason"].endswith(f"(see run {winner['run_id'][:8]})")
+        assert len(ws.events("RunStarted")) == 1 and claims(ws) == [1]
+        [skip] = ws.skips()
+        assert skip["defer_to"] == winner["run_id"]
+
+        forced = [ws.start("--force", env=slow), ws.start("--force", env=slow)]
+        attempts = sorted(ws.finish(p)["outcomes"][0]["attempt"] for p in forced)
+        assert attempts == [2, 3]
+        assert claims(ws) == [1, 2, 3]
+        assert [(r["attempt"], r["status"]) for r in ws.runs()] == [
+            (1, "succeeded"),
+            (2, "succeeded"),
+            (3, "succeeded"),
+        ]
+
+    def test_two_processes_registering_the_same_new_benchmark_both_go_on(
+        self, ws: Workspace, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The interleaving two `run` processes hit now and then (about 1 in 7 races on a
+        # fresh ledger), made deterministic: the other process registers the benchmark
+        # between our read of it and our append.
+        spec = load_registry(ws.registry).get("quick")
+        with build(Settings(db_path=ws.db)) as ours, build(Settings(db_path=ws.db)) as theirs:
+            read = ours.ledger.get_benchmark
+
+            def read_then_lose_the_race(name: str) -> Any:
+                found = read(name)
+                register(theirs.ledger, [spec], ws.root)
+                return found
+
+            monkeypatch.setattr(ours.ledger, "get_benchmark", read_then_lose_the_race)
+            register(ours.ledger, [spec], ws.root)
+        [registered] = ws.events("BenchmarkRegistered")
+        assert registered["data"]["benchmark"] == "quick"
+
+
+class TestLeasesAndRecovery:
+    def test_a_live_renewing_run_is_never_recovered_even_with_stale_seconds_0(
+        self, ws: Workspace
+    ) -> None:
+        process = ws.start(
+            "--lease-seconds", "30", "--renew-seconds", "0.3", env={"BENCH_SLEEP": "3"}
+        )
+        running = eventually(ws.running_run, "the run to start")
+        run_id = running["run_id"]
+        eventually(lambda: ws.renewed(run_id), "a lease renewal")
+
+        assert ws.recover("--stale-seconds", "0") == []
+        # Another run of the same work defers to it (and its own sweep leaves it alone).
+        rival = ws.outcome()
+        assert rival["state"] == "skipped"
+        assert rival["reason"] == f"attempt_in_progress (see run {run_id[:8]})"
+        assert ws.run_row(run_id)["status"] == "running"
+
+        outcome = ws.finish(process)["outcomes"][0]
+        assert (outcome["state"], outcome["run_id"]) == ("succeeded", run_id)
+        run = ws.run_row(run_id)
+        assert (run["status"], run["recovered_at"]) == ("succeeded", None)
+        history = ws.history(run_id)
+        assert "StaleRunRecovered" not in types_of(history)
+        started = history[1]["data"]
+        assert parse_time(run["lease_expires_at"]) > parse_time(started["lease_expires_at"])
+        assert claims(ws) == [1]
+
+    def test_kill_9_leaves_a_running_run_that_recover_stale_recovers_and_a_rerun_retries(
+        self, ws: Workspace
+    ) -> None:
+        pid_file = ws.pid_file()
+        process = ws.start(
+            "--lease-seconds",
+            "3",
+            "--renew-seconds",
+            "0.3",
+            env={"BENCH_SLEEP": "30", "BENCH_PID_FILE": str(pid_file)},
+        )
+        run_id = eventually(ws.running_run, "the run to start")["run_id"]
+        eventually(pid_file.exists, "the benchmark to start")
+        eventually(lambda: ws.renewed(run_id), "a lease renewal")
+
+        process.kill()  # SIGKILL: no cleanup, no RunFinished, no group close
+        process.communicate(timeout=PROCESS_TIMEOUT)
+        assert process.returncode == -signal.SIGKILL
+        benchmark_pid = int(pid_file.read_text())
+        assert alive(benchmark_pid)  # in its own session, out of reach of the kill
+
+        # Until its lease expires the run is visible, and counted, as running.
+        run = ws.run_row(run_id)
+        assert run["status"] == "running"
+        lease = parse_time(run["lease_expires_at"])
+        assert lease > datetime.now(UTC)
+        assert ws.recover() == []
+        assert ws.run_row(run_id)["status"] == "running"
+
+        eventually(lambda: datetime.now(UTC) > lease, "the lease to expire", seconds=10)
+        assert ws.recover() == [{"run_id": run_id, "policy": "lease_expired"}]
+        run = ws.run_row(run_id)
+        assert (run["status"], run["recovery_policy"], run["cells"]) == (
+            "recovered",
+            "lease_expired",
+            0,
+        )
+        assert run["recovered_at"] and run["ended_at"] is None
+        recovered = ws.history(run_id)[-1]
+        assert recovered["type"] == "StaleRunRecovered"
+        assert recovered["data"]["policy"] == "lease_expired"
+        assert parse_time(recovered["data"]["lease_expires_at"]) == lease
+        assert ws.recover() == []  # recovered once
+
+        retry = ws.outcome()
+        assert (retry["state"], retry["attempt"]) == ("succeeded", 2)
+        assert [(r["attempt"], r["status"]) for r in ws.runs()] == [
+            (1, "recovered"),
+            (2, "succeeded"),
+        ]
+        assert claims(ws) == [1, 2]
+        os.kill(benchmark_pid, signal.SIGKILL)
+
+    def test_a_finish_after_recovery_is_recorded_and_is_the_final_truth(
+        self, ws: Workspace
+    ) -> None:
+        process = ws.start(
+            "--lease-seconds", "1", "--renew-seconds", "100", env={"BENCH_SLEEP": "3.5"}
+        )
+        running = eventually(ws.running_run, "the run to start")
+        run_id = running["run_id"]
+        lease = parse_time(running["lease_expires_at"])
+        eventually(lambda: datetime.now(UTC) > lease, "the lease to expire", seconds=10)
+        assert ws.recover() == [{"run_id": run_id, "policy": "lease_expired"}]
+        assert ws.run_row(run_id)["status"] == "recovered"
+        assert process.poll() is None, "the benchmark finished before the recovery"
+
+        outcome = ws.finish(process)["outcomes"][0]
+        assert (outcome["state"], outcome["attempt"], outcome["run_id"]) == (
+            "succeeded",
+            1,
+            run_id,
+        )
+        run = ws.run_row(run_id)
+        assert (run["status"], run["score"], run["cells"]) == ("succeeded", 0.75, 2)
+        assert run["recovered_at"] and run["recovery_policy"] == "lease_expired"
+        assert types_of(ws.history(run_id)) == [
+            "AttemptClaimed",
+            "RunStarted",
+            "StaleRunRecovered",
+            "CellsRecorded",
+            "RunFinished",
+        ]
+        # The late success counts: the work is not executed again.
+        assert ws.outcome()["reason"].startswith("already_succeeded")
+        assert claims(ws) == [1]
+
+
+class TestCorrections:
+    def test_invalidate_reinstate_and_correct_score_of_executed_runs(self, ws: Workspace) -> None:
+        first = ws.outcome()["run_id"]
+        ws.invoke("invalidate", first, "--reason", "contaminated", "--by", "ana")
+        assert ws.run_row(first)["invalidated"] is True
+        assert "(invalidated)" in ws.text("runs")
+        # An invalidated success does not count: a default run executes attempt 2.
+        second = ws.outcome(env={"BENCH_SCORE": "0.5"})
+        assert (second["state"], second["attempt"]) == ("succeeded", 2)
+
+        ws.invoke("reinstate", first, "--reason", "false alarm", "--by", "ana")
+        receipt = ws.read_json(
+            "correct-score", first, "--score", "0.7", "--reason", "grader bug", "--by", "bo"
+        )
+        assert receipt["old_score"] == 0.75
+        run = ws.run_row(first)
+        assert (run["invalidated"], run["score"], run["original_score"]) == (False, 0.7, 0.75)
+        assert (run["corrections"], run["correction_reason"]) == (1, "grader bug")
+        history = ws.history(first)
+        assert types_of(history)[-3:] == ["RunInvalidated", "RunReinstated", "ScoreCorrected"]
+        assert [e["data"].get("actor") for e in history[-3:]] == ["ana", "ana", "bo"]
+        assert ws.run_row(second["run_id"])["score"] == 0.5
+
+        skipped = ws.outcome()
+        assert skipped["reason"] == f"already_succeeded (see run {second['run_id'][:8]})"
+        assert claims(ws) == [1, 2]
+
+
+class TestReading:
+    def test_runs_show_history_and_skips_display_attempts_leases_skips_and_corrections(
+        self, ws: Workspace
+    ) -> None:
+        first = ws.outcome()["run_id"]
+        ws.outcome()  # skipped
+        second = ws.outcome("--force")["run_id"]
+        ws.invoke("correct-score", first, "--score", "0.7", "--reason", "grader bug")
+
+        listing = ws.text("runs").splitlines()
+        assert listing[0].split()[:3] == ["run", "attempt", "benchmark"]
+        rows = {line.split()[0]: line.split() for line in listing[2:]}
+        assert rows[first[:8]][1] == "1" and rows[second[:8]][1] == "2"
+        assert "(corrected)" in " ".join(rows[first[:8]])
+
+        shown = ws.text("show", first)
+        for field, value in [
+            ("attempt", "1"),
+            ("status", "succeeded"),
+            ("score", "0.7"),
+            ("original_score", "0.75"),
+            ("correction_reason", "grader bug"),
+        ]:
+            assert f"\n{field} " in shown and value in shown.split(f"\n{field} ")[1].split("\n")[0]
+        assert "lease_expires_at" in shown and "run_dir" in shown
+        assert "passed" in shown and "failed" in shown  # cell outcomes
+
+        history = ws.text("history", first)
+        assert "attempt 1 of quick / eliza (first)" in history
+        assert "ScoreCorrected" in history and "0.75 -> 0.7: grader bug" in history
+
+        signature = ws.run_row(first)["signature"]
+        work = ws.history(signature[:16])
+        assert types_of(work).count("AttemptClaimed") == 2
+        assert types_of(work).count("BenchmarkSkipped") == 1
+        text = ws.text("history", signature[:16])
+        assert "attempt 2 of quick / eliza (force)" in text
+        assert "quick / eliza: already_succeeded" in text
+
+        skips = ws.text("skips")
+        assert "already_succeeded" in skips and first[:8] in skips
+
+
+class TestDatasette:
+    def test_datasette_shows_run_groups_and_skips(self, ws: Workspace) -> None:
+        ran = ws.outcome()
+        ws.outcome()
+        ws.outcome(benchmarks="keyed", expect=1)
+        ds = datasette_for(ws.db)
+
+        def get(path: str) -> httpx.Response:
+            async def fetch() -> httpx.Response:
+                await ds.invoke_startup()
+                response: httpx.Response = await ds.client.get(path)
+                return response
+
+            response = asyncio.run(fetch())
+            assert response.status_code == 200, f"{path}: {response.status_code}"
+            return response
+
+        groups = get("/ledger/run_groups.json?_shape=array&_sort=opened_at").json()
+        assert [g["label"] for g in groups] == [
+            e["data"]["label"] for e in ws.events("RunGroupOpened")
+        ]
+        assert groups[0]["label"] == ran["run_group"]
+        assert [g["kind"] for g in groups] == ["run"] * 3
+        assert [g["runs"] for g in groups] == [1, 0, 0]
+        assert [json.loads(g["summary"]) for g in groups] == [
+            {"succeeded": 1},
+            {"skipped": 1},
+            {"refused": 1},
+        ]
+        assert all(g["closed_at"] for g in groups)
+
+        skips = get("/ledger/skips.json?_shape=array&_sort=position").json()
+        assert [(s["outcome"], s["reason"], s["defer_to"]) for s in skips] == [
+            ("skipped", "already_succeeded", ran["run_id"]),
+            ("launch_refused", "missing_env", None),
+        ]
+        assert [s["run_group_id"] for s in skips] == [g["run_group_id"] for g in groups[1:]]
+        page = get("/ledger/skips").text
+        assert "already_succeeded" in page and "missing_env" in page
+
+
+def files_holding(root: Path, needle: bytes) -> list[str]:
+    return sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*")
+        if path.is_file() and needle in path.read_bytes()
+    )
+
+
+class TestSecrets:
+    def test_a_planted_secret_reaches_no_event_log_result_or_ledger_file(
+        self, ws: Workspace
+    ) -> None:
+        secret = f"sk-planted-{uuid.uuid4()}"
+        env = {"BENCH_API_KEY": secret, "BENCH_LEAK_FROM": "BENCH_API_KEY"}
+        summary = ws.run(env=env)
+        failed = ws.run("--force", env={**env, "BENCH_EXIT": "2"}, expect=1)
+        for output in (summary, failed):
+            assert secret not in json.dumps(output)
+
+        runs = ws.runs()
+        assert [r["status"] for r in runs] == ["succeeded", "failed"]
+        assert all(r["metrics"]["api_key"] == "[REDACTED]" for r in runs)
+        cells = ws.read_json("show", runs[0]["run_id"], "--cells", "5")["cells"]
+        assert cells[0]["metrics"] == {"api_key": "[REDACTED]"}
+        assert secret not in json.dumps(ws.events())
+
+        for run in runs:
+            run_dir = ws.results / run["run_dir"]
+            assert "[REDACTED]" in (run_dir / "stdout.log").read_text()
+            assert "[REDACTED]" in (run_dir / "stderr.log").read_text()
+            assert (run_dir / "output" / "notes.txt").read_text() == "api key [REDACTED]\n"
+        ledger_files = [p.name for p in ws.root.glob("ledger.db*")]
+        assert "ledger.db" in ledger_files
+        assert files_holding(ws.root, secret.encode()) == []
+
+    def test_a_secret_the_result_json_escapes_is_still_redacted_from_cells(
+        self, ws: Workspace
+    ) -> None:
+        secret = f"pässwort-{uuid.uuid4()}"
+        ws.run(env={"DB_PASSWORD": secret, "BENCH_LEAK_FROM": "DB_PASSWORD"})
+        [run] = ws.runs()
+        assert run["metrics"]["api_key"] == "[REDACTED]"
+        cells = ws.read_json("show", run["run_id"], "--cells", "5")["cells"]
+        assert secret not in json.dumps(cells, ensure_ascii=False)
+        assert files_holding(ws.root, secret.encode()) == []
