@@ -1,7 +1,275 @@
-"""Placeholder filled in by the gates work."""
+"""Gates, reviews and their check: publication decisions, each appended as an event."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
 import click
 
-COMMANDS: list[click.Command] = []
+from adapters import gates as checks
+from adapters import review as packages
+from adapters.publication import load
+from commands.context import LedgerContext, actor, as_of_option
+from commands.output import emit, output_options, short, stderr
+from commands.publish import benchmark_filters, split
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+tolerance_option = click.option(
+    "--tolerance",
+    type=float,
+    help="Score tolerance (comparability and readiness 0.08, calibration 1e-6)",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Output JSON")
+
+
+def evaluate(
+    ctx: LedgerContext,
+    names: Sequence[str],
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    tolerance: float | None,
+    as_of: str | None,
+    as_json: bool,
+) -> None:
+    """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings."""
+    include, exclude = split(include_benchmarks), split(exclude_benchmarks)
+    pub = load(ctx.queries(as_of), include, exclude)
+    params = {"include": include, "exclude": exclude, "as_of": as_of}
+    verdicts = [
+        checks.record(
+            ctx.services.ledger, pub, name, tolerance=tolerance, params=params, actor=actor(None)
+        )
+        for name in dict.fromkeys(names)
+    ]
+    ctx.services.runner.catch_up()
+    if as_json:
+        click.echo(json.dumps(verdicts[0] if len(verdicts) == 1 else verdicts, indent=2))
+    else:
+        for verdict in verdicts:
+            state = "ok" if verdict["ok"] else f"{len(verdict['findings'])} findings"
+            click.echo(
+                f"{verdict['gate']}: {state} at position {verdict['position']} "
+                f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
+            )
+            if verdict["findings"]:
+                emit(verdict["findings"], None, columns=["scope", "reason", "value"])
+    if not all(v["ok"] for v in verdicts):
+        raise SystemExit(1)
+
+
+@click.command()
+@click.argument("names", nargs=-1, required=True, type=click.Choice(checks.GATES))
+@benchmark_filters
+@tolerance_option
+@as_of_option
+@json_option
+@pass_ledger
+def gate(
+    ctx: LedgerContext,
+    names: tuple[str, ...],
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    tolerance: float | None,
+    as_of: str | None,
+    as_json: bool,
+) -> None:
+    """Evaluate gates over the latest rows and record each verdict; exit 1 on findings.
+
+    publishability: each latest row succeeded, has a finite score and no demo,
+    mock or sample marker; every benchmark and agent has a publishable row.
+    comparability: agents of a benchmark share a comparison signature and their
+    scores agree within --tolerance. readiness: the matrix is complete, plus
+    both of those. calibration: the perfect/wrong/half baselines score 1, 0 and
+    0.5, and real scores are not all 0, all 1 or all equal.
+
+    \b
+    Example:
+        benchledger gate publishability
+        benchledger gate comparability --tolerance 0.1 --include-benchmarks bfcl --json
+        benchledger gate readiness calibration --as-of 240
+    """
+    evaluate(ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, as_json)
+
+
+def _alias(name: str, gate_name: str) -> click.Command:
+    def run(
+        ctx: LedgerContext,
+        include_benchmarks: str,
+        exclude_benchmarks: str,
+        tolerance: float | None,
+        as_of: str | None,
+        as_json: bool,
+    ) -> None:
+        evaluate(
+            ctx, [gate_name], include_benchmarks, exclude_benchmarks, tolerance, as_of, as_json
+        )
+
+    help_text = (
+        f"The {gate_name} gate (the orchestrator's name for `gate {gate_name}`).\n\n"
+        f"\b\nExample:\n    benchledger {name} --json"
+    )
+    decorated: Callable[..., Any] = pass_ledger(run)
+    for option in (json_option, as_of_option, tolerance_option, benchmark_filters):
+        decorated = option(decorated)
+    return click.command(name=name, help=help_text)(decorated)
+
+
+@click.command(name="gates")
+@click.option("--gate", "gate_name", type=click.Choice(checks.GATES), help="Only this gate")
+@output_options
+@pass_ledger
+def gates_(ctx: LedgerContext, gate_name: str | None, fmt: str | None) -> None:
+    """Recorded gate verdicts, oldest first.
+
+    \b
+    Example:
+        benchledger gates
+        benchledger gates --gate comparability --json
+    """
+    conn = ctx.queries().conn
+    sql = (
+        "SELECT verdict_id, gate, ok, findings, params, position, head_sha256, actor, "
+        "evaluated_at, event_position FROM gate_verdicts"
+    )
+    cursor = conn.execute(
+        sql + (" WHERE gate = ?" if gate_name else "") + " ORDER BY event_position",
+        (gate_name,) if gate_name else (),
+    )
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    for row in rows:
+        row["ok"] = bool(row["ok"])
+        row["params"] = json.loads(row["params"] or "{}")
+    if fmt in ("json", "nl", "csv"):
+        emit(rows, fmt)
+        return
+    emit(
+        [{**r, "verdict": short(r["verdict_id"]), "head": r["head_sha256"][:12]} for r in rows],
+        fmt,
+        columns=["verdict", "gate", "ok", "findings", "position", "head", "actor", "evaluated_at"],
+        empty="No gate verdicts.",
+    )
+
+
+@click.command()
+@click.option("--reviewer", required=True, metavar="NAME", help="Who signs off")
+@click.option("--note", required=True, metavar="TEXT", help="What was reviewed and why it is ok")
+@benchmark_filters
+@tolerance_option
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write manifest.json and scorecard.md to",
+)
+@json_option
+@pass_ledger
+def review(
+    ctx: LedgerContext,
+    reviewer: str,
+    note: str,
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    tolerance: float | None,
+    out_dir: Path,
+    as_json: bool,
+) -> None:
+    """Sign off the latest rows: evaluate the gates, write a review package, record it.
+
+    The package is written even when the review is blocked (a blank note,
+    gate findings, or no latest rows), with the blocking findings; exit 1 then.
+
+    \b
+    Example:
+        benchledger review --reviewer ana --note "May run, all green" --out review/
+        benchledger review --reviewer ana --note "bfcl only" --include-benchmarks bfcl --out r/
+    """
+    scope = packages.Scope(split(include_benchmarks), split(exclude_benchmarks), tolerance)
+    pub = load(ctx.queries(), scope.include, scope.exclude)
+    receipt = packages.review(
+        ctx.services.ledger,
+        pub,
+        scope,
+        reviewer=reviewer,
+        note=note,
+        actor=actor(None),
+        out_dir=out_dir,
+    )
+    ctx.services.runner.catch_up()
+    if as_json:
+        click.echo(
+            json.dumps(
+                {**asdict(receipt), "out_dir": str(receipt.out_dir)}, indent=2, sort_keys=True
+            )
+        )
+    state = "complete" if receipt.ok else f"blocked by {len(receipt.blocking_findings)} findings"
+    message = (
+        f"Review {short(receipt.review_id)} {state} at position {receipt.position} "
+        f"(head {receipt.head_sha256[:12]}); package in {out_dir}"
+    )
+    click.echo(message, err=as_json)
+    if not receipt.ok:
+        for item in receipt.blocking_findings[:20]:
+            stderr(f"  {item['gate']}: {item['scope']} {item['reason']} {item['value']}")
+        if len(receipt.blocking_findings) > 20:
+            stderr(f"  ... and {len(receipt.blocking_findings) - 20} more in the manifest")
+        raise SystemExit(1)
+
+
+@click.command(name="verify-review")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@json_option
+@pass_ledger
+def verify_review(ctx: LedgerContext, directory: Path, as_json: bool) -> None:
+    """Check a review package against the ledger: still the one recorded, nothing changed since.
+
+    Exit 1 when the manifest matches no recorded review, the log was rewritten
+    under it, or events touching the reviewed benchmarks were appended after
+    the reviewed position (they are listed).
+
+    \b
+    Example:
+        benchledger verify-review review/
+    """
+    result = packages.verify(ctx.queries().conn, directory)
+    changes = result["changes"]
+    if as_json:
+        click.echo(json.dumps(result, indent=2, sort_keys=True))
+    elif changes:
+        emit(
+            [{**c, "run": short(c["run_id"])} for c in changes],
+            None,
+            columns=["position", "type", "benchmark", "run"],
+        )
+    scope = result["scope"]
+    where = ",".join(scope["include"]) or "all benchmarks"
+    where += f" minus {','.join(scope['exclude'])}" if scope["exclude"] else ""
+    if changes:
+        stderr(
+            f"Error: {len(changes)} event{'s' if len(changes) > 1 else ''} touching the "
+            f"reviewed scope ({where}) appended after position {result['position']}"
+        )
+        raise SystemExit(1)
+    message = (
+        f"OK: review {short(result['review_id'])} by {result['reviewer']} at position "
+        f"{result['position']} matches the ledger; nothing in its scope ({where}) changed since"
+    )
+    click.echo(message, err=as_json)
+
+
+COMMANDS: list[click.Command] = [
+    gate,
+    _alias("validate-latest-publishability", "publishability"),
+    _alias("validate-latest-comparability", "comparability"),
+    _alias("validate-latest-readiness", "readiness"),
+    _alias("calibration-report", "calibration"),
+    gates_,
+    review,
+    verify_review,
+]

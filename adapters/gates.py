@@ -1,0 +1,251 @@
+"""The validation gates: pure checks over one `Publication`, each finding a plain dict.
+
+A finding is `{scope, reason, value, ...}` with `value` at most 180 characters.
+Findings come in a stable order (benchmark, then agent), so two evaluations of
+the same ledger position give the same verdict byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from adapters.publication import Publication
+from domain.ledger import Ledger
+from domain.publication import CALIBRATION_EXPECTED, non_real_marker
+
+Finding = dict[str, Any]
+GATES = ("publishability", "comparability", "readiness", "calibration")
+DEFAULT_TOLERANCE = {"comparability": 0.08, "readiness": 0.08, "calibration": 1e-6}
+VALUE_LIMIT = 180
+
+
+def clip(value: Any) -> str:
+    text = value if isinstance(value, str) else str(value)
+    return text if len(text) <= VALUE_LIMIT else text[: VALUE_LIMIT - 1] + "…"
+
+
+def finding(scope: str, reason: str, value: Any, **detail: Any) -> Finding:
+    return {"scope": scope, "reason": reason, "value": clip(value), **detail}
+
+
+def _finite(score: Any) -> bool:
+    return isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score)
+
+
+def _marker_path(payload: Any, path: str = "") -> str:
+    """Where in a payload its non-real marker sits, e.g. `config.mock=true`."""
+    if isinstance(payload, dict):
+        for key, child in payload.items():
+            if non_real_marker({key: child}) is not None:
+                return _marker_path(child, f"{path}.{key}" if path else str(key))
+    elif isinstance(payload, list | tuple):
+        for index, child in enumerate(payload):
+            if non_real_marker([child]) is not None:
+                return _marker_path(child, f"{path}[{index}]")
+    return f"{path}={payload!r}" if not isinstance(payload, dict | list) else path
+
+
+def publishability(pub: Publication) -> list[Finding]:
+    """Every latest row must be a succeeded, scored, real result; every key must have one."""
+    out: list[Finding] = []
+    keys = sorted(set(pub.latest) | set(pub.quarantine))
+    for key in keys:
+        scope = "::".join(key)
+        row = pub.latest.get(key)
+        if row is None:
+            held = pub.quarantine[key]
+            out.append(
+                finding(
+                    scope,
+                    "no_publishable_row",
+                    held.get("quarantine_reason"),
+                    run_id=held.get("run_id"),
+                )
+            )
+            continue
+        if row.get("status") != "succeeded":
+            out.append(
+                finding(scope, "latest_row_not_succeeded", row.get("status"), run_id=row["run_id"])
+            )
+        if not _finite(row.get("score")):
+            out.append(
+                finding(
+                    scope,
+                    "latest_row_missing_numeric_score",
+                    repr(row.get("score")),
+                    run_id=row["run_id"],
+                )
+            )
+        payload = {k: row.get(k) for k in ("config", "metrics", "error")}
+        reason = non_real_marker(payload)
+        if reason is not None:
+            out.append(finding(scope, reason, _marker_path(payload), run_id=row["run_id"]))
+    if not pub.latest:
+        out.append(finding("latest", "no_selected_latest_rows", "0 latest rows in scope"))
+    return out
+
+
+def _real_benchmarks(pub: Publication) -> list[str]:
+    return sorted({b for b, _ in set(pub.latest) | set(pub.quarantine)})
+
+
+def comparability(pub: Publication, tolerance: float | None = None) -> list[Finding]:
+    """Rows of one benchmark must share a comparison signature and agree within tolerance."""
+    tol = DEFAULT_TOLERANCE["comparability"] if tolerance is None else tolerance
+    benchmarks = _real_benchmarks(pub)
+    if not benchmarks:
+        return [finding("benchmarks", "no_selected_benchmarks", "0 benchmarks in scope")]
+    out: list[Finding] = []
+    for benchmark in benchmarks:
+        rows = {
+            a: pub.latest[(benchmark, a)] for a in pub.harnesses if (benchmark, a) in pub.latest
+        }
+        missing = [a for a in pub.harnesses if a not in rows]
+        if missing:
+            out.append(
+                finding(
+                    benchmark, "missing_required_latest_rows", ",".join(missing), agents=missing
+                )
+            )
+        cohorts: dict[str, dict[str, float]] = {}
+        for agent, row in rows.items():
+            if _finite(row.get("score")):
+                cohorts.setdefault(str(row.get("comparison_signature")), {})[agent] = row["score"]
+        if len({str(r.get("comparison_signature")) for r in rows.values()}) > 1:
+            signatures = ",".join(
+                f"{a}={str(r.get('comparison_signature'))[:10]}" for a, r in rows.items()
+            )
+            out.append(finding(benchmark, "mixed_comparison_signatures", signatures))
+        for signature, scores in sorted(cohorts.items()):
+            if len(scores) < 2:
+                continue
+            high = max(scores, key=lambda a: (scores[a], a))
+            low = min(scores, key=lambda a: (scores[a], a))
+            if not math.isclose(scores[high], scores[low], rel_tol=tol, abs_tol=tol):
+                spread = scores[high] - scores[low]
+                out.append(
+                    finding(
+                        benchmark,
+                        "score_spread_exceeds_tolerance",
+                        f"{high}={scores[high]:.6g} {low}={scores[low]:.6g} "
+                        f"spread={spread:.6g} tolerance={tol:g}",
+                        comparison_signature=signature,
+                        spread=spread,
+                        tolerance=tol,
+                    )
+                )
+    return out
+
+
+def readiness(pub: Publication, tolerance: float | None = None) -> list[Finding]:
+    """Every required matrix cell succeeded, and the latest rows publishable and comparable."""
+    out: list[Finding] = []
+    for benchmark, entry in pub.matrix()["benchmarks"].items():
+        for harness, cell in entry["cells"].items():
+            if cell["state"] != "succeeded":
+                out.append(
+                    finding(
+                        f"{benchmark}::{harness}",
+                        str(cell["state"]),
+                        cell["status"],
+                        run_id=cell["run_id"],
+                    )
+                )
+    for item in publishability(pub):
+        out.append({**item, "scope": f"publishability:{item['scope']}"})
+    for item in comparability(pub, tolerance):
+        out.append({**item, "scope": f"comparability:{item['scope']}"})
+    return out
+
+
+def calibration(pub: Publication, tolerance: float | None = None) -> list[Finding]:
+    """Calibration harnesses score as designed, and real scores are not a flat pattern."""
+    tol = DEFAULT_TOLERANCE["calibration"] if tolerance is None else tolerance
+    out: list[Finding] = []
+    for benchmark in sorted({b for b, _ in pub.latest}):
+        for agent, expected in sorted(CALIBRATION_EXPECTED.items()):
+            scope = f"{benchmark}::{agent}"
+            row = pub.baselines.get((benchmark, agent))
+            if row is None:
+                out.append(finding(scope, "calibration_missing", f"expected {expected:g}"))
+            elif not _finite(row.get("score")) or not math.isclose(
+                row["score"], expected, rel_tol=tol, abs_tol=tol
+            ):
+                out.append(
+                    finding(
+                        scope,
+                        "calibration_mismatch",
+                        f"expected {expected:g}, got {row.get('score')!r}",
+                        run_id=row.get("run_id"),
+                    )
+                )
+        scores = {a: r["score"] for (b, a), r in sorted(pub.latest.items()) if b == benchmark}
+        pattern = _flat_pattern([s for s in scores.values() if _finite(s)], tol)
+        if pattern is not None:
+            listing = ",".join(f"{a}={s:.6g}" for a, s in scores.items())
+            out.append(finding(benchmark, pattern, listing))
+    return out
+
+
+def _flat_pattern(scores: list[float], tol: float) -> str | None:
+    if not scores:
+        return None
+    if all(math.isclose(s, 0.0, abs_tol=tol) for s in scores):
+        return "all_real_zero"
+    if all(math.isclose(s, 1.0, rel_tol=tol, abs_tol=tol) for s in scores):
+        return "all_real_one"
+    if len(scores) >= 2 and all(
+        math.isclose(s, scores[0], rel_tol=tol, abs_tol=tol) for s in scores
+    ):
+        return "all_real_equal"
+    return None
+
+
+CHECKS: dict[str, Callable[[Publication, float | None], list[Finding]]] = {
+    "publishability": lambda pub, _tolerance: publishability(pub),
+    "comparability": comparability,
+    "readiness": readiness,
+    "calibration": calibration,
+}
+
+
+def evaluate(pub: Publication, gate: str, tolerance: float | None = None) -> list[Finding]:
+    return CHECKS[gate](pub, tolerance)
+
+
+def effective_tolerance(gate: str, tolerance: float | None) -> float | None:
+    return DEFAULT_TOLERANCE.get(gate) if tolerance is None else tolerance
+
+
+def record(
+    ledger: Ledger,
+    pub: Publication,
+    gate: str,
+    *,
+    tolerance: float | None,
+    params: dict[str, Any],
+    actor: str,
+) -> dict[str, Any]:
+    """Evaluate one gate and append its verdict; the verdict as `gate --json` prints it."""
+    findings = evaluate(pub, gate, tolerance)
+    used = effective_tolerance(gate, tolerance) if gate != "publishability" else None
+    verdict_id: UUID = ledger.record_gate(
+        gate=gate,
+        params={**params, "tolerance": used},
+        ok=not findings,
+        findings=findings,
+        position=pub.position,
+        head_sha256=pub.head_sha256,
+        actor=actor,
+    )
+    return {
+        "gate": gate,
+        "ok": not findings,
+        "findings": findings,
+        "position": pub.position,
+        "head_sha256": pub.head_sha256,
+        "verdict_id": str(verdict_id),
+    }

@@ -1,0 +1,353 @@
+"""Review packages: a human sign-off on a scope at one ledger position, and its check.
+
+The package (`manifest.json`, `scorecard.md`) keeps the fields of the ElizaOS
+orchestrator's review-package and adds the ledger position and head hash it was
+made at; the `ReviewRecorded` event names the sha256 of the manifest it wrote,
+so a package can later be matched to its event and to the log as it is now.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from adapters import gates
+from adapters.publication import Publication
+from domain.errors import NotFoundError, TamperError
+from domain.ledger import Ledger
+from domain.signatures import sha256_hex
+
+GENESIS = "0" * 64
+TOKENS = ("input_tokens", "output_tokens", "total_tokens", "cached_tokens")
+
+
+@dataclass(frozen=True)
+class Scope:
+    include: list[str]
+    exclude: list[str]
+    tolerance: float | None
+
+    def covers(self, benchmark: str) -> bool:
+        return (not self.include or benchmark in self.include) and benchmark not in self.exclude
+
+
+@dataclass(frozen=True)
+class ReviewReceipt:
+    review_id: str
+    ok: bool
+    blocking_findings: list[dict[str, Any]]
+    manifest_sha256: str
+    position: int
+    head_sha256: str
+    out_dir: Path
+
+
+def git_sha() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
+def _utc(moment: str | None) -> str | None:
+    if not moment:
+        return None
+    parsed = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _latest_row(row: dict[str, Any]) -> dict[str, Any]:
+    tokens: dict[str, Any] = row["tokens"] if isinstance(row.get("tokens"), dict) else {}
+    extras = {**(row.get("config") or {}), **(row.get("metrics") or {})}
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{row['benchmark']}__{row['agent']}")
+    return {
+        "file": f"{name}.json",
+        "benchmark_id": row["benchmark"],
+        "agent": row["agent"],
+        "status": row.get("status"),
+        "provider": row.get("provider"),
+        "model": row.get("model"),
+        "run_id": row.get("run_id"),
+        "score": row.get("score"),
+        "unit": row.get("unit"),
+        "higher_is_better": row.get("higher_is_better"),
+        "output_dir": row.get("run_dir"),
+        "trajectory_dir": extras.get("trajectory_dir"),
+        **{k: tokens.get(k) for k in TOKENS},
+    }
+
+
+def _blocking(
+    note: str, verdicts: dict[str, dict[str, Any]], latest_rows: int
+) -> list[dict[str, Any]]:
+    """What stops a sign-off: readiness (and calibration) findings, no rows, no note."""
+    found = [("latest_readiness", f) for f in verdicts["readiness"]["findings"]]
+    found += [("calibration", f) for f in verdicts.get("calibration", {}).get("findings", [])]
+    if latest_rows == 0:
+        found.append(("review", {"scope": "latest", "reason": "no_latest_rows", "value": "0"}))
+    if not note.strip():
+        found.append(("review", {"scope": "reviewer_note", "reason": "missing_reviewer_note"}))
+    return [
+        {"gate": gate, **{k: f.get(k, "") for k in ("scope", "reason", "value")}}
+        for gate, f in found
+    ]
+
+
+SKIPPED: dict[str, Any] = {
+    "ok": None,
+    "findings": [],
+    "verdict_id": None,
+    "skipped": "no calibration baselines",
+}
+
+
+def _gate_entry(verdict: dict[str, Any] | None) -> dict[str, Any]:
+    return (
+        dict(SKIPPED)
+        if verdict is None
+        else {k: verdict[k] for k in ("ok", "findings", "verdict_id")}
+    )
+
+
+def build_manifest(
+    pub: Publication,
+    scope: Scope,
+    *,
+    reviewer: str,
+    note: str,
+    verdicts: dict[str, dict[str, Any]],
+    blocking: list[dict[str, Any]],
+) -> dict[str, Any]:
+    readiness = verdicts["readiness"]
+    return {
+        "schema_version": 1,
+        "generated_at": _utc(pub.generated_at),
+        "git_sha": git_sha(),
+        "reviewed_by": reviewer,
+        "reviewer_note": note,
+        "latest_dir": None,
+        "filters": {
+            "include_benchmarks": scope.include,
+            "exclude_benchmarks": scope.exclude,
+            "runtime_gates_checked": False,
+            "tolerance": gates.effective_tolerance("readiness", scope.tolerance),
+        },
+        "summary": {
+            "ok": not blocking,
+            "latest_rows": len(pub.latest),
+            "inventory_gaps": 0,
+            "readiness_findings": len(readiness["findings"]),
+            "artifact_offenders": 0,
+            "blocking_findings": len(blocking),
+        },
+        "gates": {
+            "latest_readiness": {
+                **_gate_entry(readiness),
+                "tolerance": gates.effective_tolerance("readiness", scope.tolerance),
+            },
+            "publishability": _gate_entry(verdicts["publishability"]),
+            "comparability": _gate_entry(verdicts["comparability"]),
+            "calibration": _gate_entry(verdicts.get("calibration")),
+        },
+        "latest_rows": [_latest_row(row) for _, row in sorted(pub.latest.items())],
+        "blocking_findings": blocking,
+        "ledger_position": pub.position,
+        "ledger_head_sha256": pub.head_sha256,
+    }
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+
+
+def scorecard(manifest: dict[str, Any]) -> str:
+    summary = manifest["summary"]
+    lines = [
+        "# Benchmark Review Scorecard",
+        "",
+        f"- Status: `{'ok' if summary['ok'] else 'blocked'}`",
+        f"- Git SHA: `{manifest['git_sha']}`",
+        f"- Generated at: `{manifest['generated_at']}`",
+        f"- Ledger position: `{manifest['ledger_position']}`",
+        f"- Ledger head hash: `{manifest['ledger_head_sha256']}`",
+        f"- Reviewed by: `{manifest['reviewed_by'] or 'unspecified'}`",
+        f"- Latest rows: `{summary['latest_rows']}`",
+        f"- Readiness findings: `{summary['readiness_findings']}`",
+        "",
+        "## Reviewer Note",
+        "",
+        manifest["reviewer_note"].strip() or "_No note._",
+        "",
+        "## Gate Summary",
+        "",
+    ]
+    gate_rows = []
+    for name, entry in manifest["gates"].items():
+        status = "skipped" if entry["ok"] is None else ("ok" if entry["ok"] else "blocked")
+        detail = entry.get("skipped") or f"{len(entry['findings'])} findings"
+        gate_rows.append([name, status, detail])
+    lines += _table(["gate", "status", "detail"], gate_rows)
+    if manifest["blocking_findings"]:
+        lines += ["", "## Blocking Findings", ""]
+        lines += _table(
+            ["gate", "scope", "reason", "value"],
+            [
+                [f["gate"], f["scope"], f["reason"], f["value"]]
+                for f in manifest["blocking_findings"]
+            ],
+        )
+    lines += ["", "## Latest Rows", ""]
+    lines += _table(
+        ["benchmark", "agent", "status", "score", "provider", "model", "run id", "trajectory dir"],
+        [
+            [
+                r["benchmark_id"],
+                r["agent"],
+                r["status"],
+                r["score"],
+                r["provider"],
+                r["model"],
+                r["run_id"],
+                r["trajectory_dir"],
+            ]
+            for r in manifest["latest_rows"]
+        ],
+    )
+    return "\n".join(lines) + "\n"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def review(
+    ledger: Ledger,
+    pub: Publication,
+    scope: Scope,
+    *,
+    reviewer: str,
+    note: str,
+    actor: str,
+    out_dir: Path,
+) -> ReviewReceipt:
+    """Evaluate and record the gates, write the package, then record the review."""
+    params = {"include": scope.include, "exclude": scope.exclude, "as_of": None, "review": True}
+    names = ["readiness", "publishability", "comparability"]
+    names += ["calibration"] if pub.baselines else []
+    verdicts = {
+        name: gates.record(ledger, pub, name, tolerance=scope.tolerance, params=params, actor=actor)
+        for name in names
+    }
+    blocking = _blocking(note, verdicts, len(pub.latest))
+    manifest = build_manifest(
+        pub, scope, reviewer=reviewer, note=note, verdicts=verdicts, blocking=blocking
+    )
+    card = scorecard(manifest).encode()
+    manifest["scorecard_sha256"] = sha256_hex(card)
+    data = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / "scorecard.md", card)
+    write_atomic(out_dir / "manifest.json", data)
+    digest = sha256_hex(data)
+    review_id = ledger.record_review(
+        reviewer=reviewer,
+        note=note,
+        scope={"include": scope.include, "exclude": scope.exclude, "tolerance": scope.tolerance},
+        ok=not blocking,
+        blocking_findings=len(blocking),
+        position=pub.position,
+        head_sha256=pub.head_sha256,
+        gate_verdict_ids=[v["verdict_id"] for v in verdicts.values()],
+        manifest_sha256=digest,
+    )
+    return ReviewReceipt(
+        review_id=str(review_id),
+        ok=not blocking,
+        blocking_findings=blocking,
+        manifest_sha256=digest,
+        position=pub.position,
+        head_sha256=pub.head_sha256,
+        out_dir=out_dir,
+    )
+
+
+# What can change a reviewed number: a run's own events, or its benchmark's registration
+# and high-score reference. Skips, refusals, verdicts and reviews change no row.
+CHANGES = (
+    "SELECT e.position, e.type, coalesce(r.benchmark, "
+    "CASE WHEN e.type IN ('BenchmarkRegistered', 'HighScoreReferenced') "
+    "THEN json_extract(e.data, '$.benchmark') END) AS benchmark, r.run_id "
+    "FROM events AS e LEFT JOIN runs AS r ON r.run_id = e.stream "
+    "WHERE e.position > ? ORDER BY e.position"
+)
+
+
+def verify(conn: sqlite3.Connection, directory: Path) -> dict[str, Any]:
+    """Match a package to its review, check the log still holds what it saw, list later changes."""
+    path = directory / "manifest.json"
+    if not path.is_file():
+        raise NotFoundError(f"{path}: no review manifest there")
+    data = path.read_bytes()
+    row = conn.execute(
+        "SELECT review_id, reviewer, ok, scope, position, head_sha256 FROM reviews "
+        "WHERE manifest_sha256 = ? ORDER BY event_position LIMIT 1",
+        (sha256_hex(data),),
+    ).fetchone()
+    if row is None:
+        raise TamperError(f"{path}: manifest does not match any recorded review (edited?)")
+    review_id, reviewer, ok, scope_json, position, head = row
+    manifest = json.loads(data)
+    card = directory / "scorecard.md"
+    if not card.is_file() or sha256_hex(card.read_bytes()) != manifest.get("scorecard_sha256"):
+        raise TamperError(f"{card}: scorecard does not match its manifest (edited or missing?)")
+    stored = conn.execute("SELECT chain_sha256 FROM chain WHERE position = ?", (position,))
+    found = stored.fetchone()
+    now = found[0] if found else (GENESIS if position == 0 else None)
+    if now != head:
+        raise TamperError(
+            f"the ledger's hash at position {position} is {now}, the review saw {head}: "
+            "the log was rewritten (run `benchledger verify`)"
+        )
+    scope_data = json.loads(scope_json or "{}")
+    scope = Scope(scope_data.get("include") or [], scope_data.get("exclude") or [], None)
+    changes = [
+        {"position": p, "type": t, "benchmark": b, "run_id": r}
+        for p, t, b, r in conn.execute(CHANGES, (position,))
+        if isinstance(b, str) and scope.covers(b)
+    ]
+    return {
+        "ok": not changes,
+        "review_id": review_id,
+        "reviewer": reviewer,
+        "review_ok": bool(ok),
+        "position": position,
+        "head_sha256": head,
+        "scope": {"include": scope.include, "exclude": scope.exclude},
+        "changes": changes,
+    }

@@ -1,0 +1,335 @@
+"""The validation gates over real ledgers built through the CLI, and their recorded verdicts."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters import gates
+from adapters.publication import Publication
+from tests.conftest import Invoke
+from tests.helpers import run_json, write_json
+
+_keys = itertools.count()
+
+
+def run(benchmark: str, agent: str, score: float | None = 0.5, **extra: Any) -> dict[str, Any]:
+    """A native run with its own key, started a minute after the previous one."""
+    n = next(_keys)
+    return run_json(
+        benchmark,
+        agent,
+        score=score,
+        run_key=f"{benchmark}-{agent}-{n}",
+        started_at=f"2026-05-12T10:{n % 60:02d}:00+00:00",
+        ended_at=None,
+        **extra,
+    )
+
+
+@pytest.fixture
+def add(invoke: Invoke, tmp_path: Path, db: Path) -> Any:
+    """Import these runs; return the ledger's head position afterwards."""
+
+    def add(*docs: dict[str, Any]) -> int:
+        paths = [str(write_json(tmp_path / f"run-{next(_keys)}.json", d)) for d in docs]
+        invoke("import", *paths)
+        return head(db)[0]
+
+    return add
+
+
+def head(db: Path, position: int | None = None) -> tuple[int, str]:
+    with closing(sqlite3.connect(db)) as conn:
+        if position is None:
+            row = conn.execute("SELECT max(position) FROM chain").fetchone()
+            position = int(row[0])
+        found = conn.execute(
+            "SELECT chain_sha256 FROM chain WHERE position = ?", (position,)
+        ).fetchone()
+        return position, str(found[0])
+
+
+def gate(invoke: Invoke, *args: str, expect: int = 0) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(invoke("gate", *args, "--json", expect=expect).stdout)
+    return result
+
+
+def reasons(verdict: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f["scope"], f["reason"]) for f in verdict["findings"]]
+
+
+class TestPublishability:
+    def test_passes_when_every_agent_has_a_succeeded_scored_real_row(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.6))
+        verdict = gate(invoke, "publishability")
+        assert (verdict["ok"], verdict["findings"]) == (True, [])
+
+    def test_a_key_with_only_a_mock_run_has_no_publishable_row(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza"), run("bfcl", "hermes", config={"mock": True}))
+        verdict = gate(invoke, "publishability", expect=1)
+        assert verdict["ok"] is False
+        [item] = verdict["findings"]
+        assert (item["scope"], item["reason"], item["value"]) == (
+            "bfcl::hermes",
+            "no_publishable_row",
+            "truthy_non_real_flag",
+        )
+
+    def test_a_failed_run_alone_is_not_publishable(self, invoke: Invoke, add: Any) -> None:
+        add(run("gaia", "eliza"), run("gaia", "hermes", None, status="failed"))
+        verdict = gate(invoke, "publishability", expect=1)
+        assert [(f["reason"], f["value"]) for f in verdict["findings"]] == [
+            ("no_publishable_row", "unsucceeded_run")
+        ]
+
+    def test_filters_that_select_nothing_are_a_finding(self, invoke: Invoke, add: Any) -> None:
+        add(run("bfcl", "eliza"))
+        verdict = gate(invoke, "publishability", "--include-benchmarks", "gaia", expect=1)
+        assert reasons(verdict) == [("latest", "no_selected_latest_rows")]
+        assert gate(invoke, "publishability", "--exclude-benchmarks", "gaia")["ok"] is True
+
+    def test_rechecks_latest_rows_the_projection_should_already_have_kept_out(self) -> None:
+        def row(agent: str, **fields: Any) -> dict[str, Any]:
+            base = {"benchmark": "bfcl", "agent": agent, "run_id": agent, "status": "succeeded"}
+            return {**base, "score": 0.5, "config": {}, "metrics": {}, **fields}
+
+        pub = Publication(
+            position=7,
+            head_sha256="0" * 64,
+            latest={
+                ("bfcl", "a"): row("a", status="failed"),
+                ("bfcl", "b"): row("b", score=float("nan")),
+                ("bfcl", "c"): row("c", config={"opts": {"dataset_source": "sample"}}),
+                ("bfcl", "d"): row("d", metrics={"note": "x" * 300 + " mock run"}),
+            },
+            quarantine={},
+            baselines={},
+            benchmarks={},
+            generated_at=None,
+        )
+        found = [(f["scope"], f["reason"], f["value"]) for f in gates.publishability(pub)]
+        assert found[:3] == [
+            ("bfcl::a", "latest_row_not_succeeded", "failed"),
+            ("bfcl::b", "latest_row_missing_numeric_score", "nan"),
+            ("bfcl::c", "sample_dataset_source", "config.opts.dataset_source='sample'"),
+        ]
+        assert found[3][:2] == ("bfcl::d", "non_real_text_marker:mock run")
+        assert found[3][2].startswith("metrics.note='xxx") and len(found[3][2]) == 180
+
+
+class TestComparability:
+    def test_scores_further_apart_than_the_tolerance_are_a_finding(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
+        verdict = gate(invoke, "comparability", expect=1)
+        [item] = verdict["findings"]
+        assert (item["scope"], item["reason"]) == ("bfcl", "score_spread_exceeds_tolerance")
+        assert item["value"] == "hermes=0.7 eliza=0.5 spread=0.2 tolerance=0.08"
+        assert gate(invoke, "comparability", "--tolerance", "0.25")["ok"] is True
+
+    def test_different_configs_are_mixed_signatures_not_a_spread(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(
+            run("bfcl", "eliza", 0.1, config={"limit": 10}),
+            run("bfcl", "hermes", 0.9, config={"limit": 20}),
+        )
+        [item] = gate(invoke, "comparability", expect=1)["findings"]
+        assert item["reason"] == "mixed_comparison_signatures"
+        eliza, hermes = item["value"].split(",")
+        assert eliza.startswith("eliza=") and hermes.startswith("hermes=") and eliza != hermes
+
+    def test_an_agent_seen_elsewhere_but_missing_here_is_a_finding(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza"), run("bfcl", "hermes"), run("gaia", "eliza"))
+        verdict = gate(invoke, "comparability", expect=1)
+        assert [(f["scope"], f["reason"], f["value"]) for f in verdict["findings"]] == [
+            ("gaia", "missing_required_latest_rows", "hermes")
+        ]
+
+    def test_an_empty_scope_has_no_benchmarks(self, invoke: Invoke) -> None:
+        verdict = gate(invoke, "comparability", expect=1)
+        assert reasons(verdict) == [("benchmarks", "no_selected_benchmarks")]
+
+
+class TestReadiness:
+    def test_names_the_incomplete_cell_and_the_gates_it_includes(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(
+            run("bfcl", "eliza"),
+            run("bfcl", "hermes"),
+            run("gaia", "eliza"),
+            run("gaia", "hermes", None, status="failed"),
+        )
+        verdict = gate(invoke, "readiness", expect=1)
+        assert [(f["scope"], f["reason"], f["value"]) for f in verdict["findings"]] == [
+            ("gaia::hermes", "failed", "failed"),
+            ("publishability:gaia::hermes", "no_publishable_row", "unsucceeded_run"),
+            ("comparability:gaia", "missing_required_latest_rows", "hermes"),
+        ]
+        assert gate(invoke, "readiness", "--include-benchmarks", "bfcl")["ok"] is True
+
+
+def calibrated(benchmark: str, half: float = 0.5) -> list[dict[str, Any]]:
+    return [
+        run(benchmark, "perfect_v1", 1.0),
+        run(benchmark, "wrong_v1", 0.0),
+        run(benchmark, "half_v1", half),
+    ]
+
+
+class TestCalibration:
+    def test_passes_when_baselines_score_as_designed_and_real_scores_differ(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(*calibrated("bfcl"), run("bfcl", "eliza", 0.4), run("bfcl", "hermes", 0.6))
+        assert gate(invoke, "calibration")["findings"] == []
+
+    def test_a_baseline_off_its_expected_score_is_a_mismatch(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(*calibrated("bfcl", half=0.4), run("bfcl", "eliza", 0.4), run("bfcl", "hermes", 0.6))
+        [item] = gate(invoke, "calibration", expect=1)["findings"]
+        assert (item["scope"], item["reason"], item["value"]) == (
+            "bfcl::half_v1",
+            "calibration_mismatch",
+            "expected 0.5, got 0.4",
+        )
+
+    def test_a_benchmark_without_baselines_is_missing_each_of_them(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("gaia", "eliza", 0.4), run("gaia", "hermes", 0.6))
+        assert reasons(gate(invoke, "calibration", expect=1)) == [
+            ("gaia::half_v1", "calibration_missing"),
+            ("gaia::perfect_v1", "calibration_missing"),
+            ("gaia::wrong_v1", "calibration_missing"),
+        ]
+
+    @pytest.mark.parametrize(
+        ("scores", "pattern"),
+        [
+            ((0.0, 0.0), "all_real_zero"),
+            ((1.0, 1.0), "all_real_one"),
+            ((0.3, 0.3), "all_real_equal"),
+        ],
+    )
+    def test_flat_real_scores_are_suspicious(
+        self, invoke: Invoke, add: Any, scores: tuple[float, float], pattern: str
+    ) -> None:
+        add(*calibrated("bfcl"), run("bfcl", "eliza", scores[0]), run("bfcl", "hermes", scores[1]))
+        [item] = gate(invoke, "calibration", expect=1)["findings"]
+        assert (item["scope"], item["reason"]) == ("bfcl", pattern)
+        assert item["value"].startswith("eliza=")
+
+
+class TestVerdictsAreEvents:
+    def test_each_gate_appends_a_verdict_naming_what_it_saw(
+        self, invoke: Invoke, add: Any, db: Path
+    ) -> None:
+        seen = add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.9))
+        out = json.loads(
+            invoke(
+                "gate", "publishability", "comparability", "--tolerance", "0.1", "--json", expect=1
+            ).stdout
+        )
+        assert [(v["gate"], v["ok"]) for v in out] == [
+            ("publishability", True),
+            ("comparability", False),
+        ]
+        assert {(v["position"], v["head_sha256"]) for v in out} == {head(db, seen)}
+        events = json.loads(invoke("events", "--since", str(seen), "--json").stdout)
+        assert [e["type"] for e in events] == ["GateEvaluated", "GateEvaluated"]
+        recorded = events[1]["data"]
+        assert recorded["params"] == {
+            "include": [],
+            "exclude": [],
+            "as_of": None,
+            "tolerance": 0.1,
+        }
+        assert recorded["findings"] == out[1]["findings"]
+        assert (recorded["position"], recorded["head_sha256"]) == head(db, seen)
+        assert recorded["actor"]
+        listed = json.loads(invoke("gates", "--json").stdout)
+        assert [(v["verdict_id"], v["findings"]) for v in listed] == [
+            (out[0]["verdict_id"], 0),
+            (out[1]["verdict_id"], 1),
+        ]
+
+    def test_as_of_evaluates_an_earlier_position_and_records_it(
+        self, invoke: Invoke, add: Any, db: Path
+    ) -> None:
+        before = add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.52))
+        add(run("bfcl", "hermes", 0.9))
+        assert gate(invoke, "comparability", expect=1)["ok"] is False
+        then = gate(invoke, "comparability", "--as-of", str(before))
+        assert (then["ok"], then["position"], then["head_sha256"]) == (True, *head(db, before))
+        [recorded] = [
+            v for v in json.loads(invoke("gates", "--json").stdout) if v["position"] == before
+        ]
+        assert recorded["params"]["as_of"] == str(before) and recorded["ok"] is True
+
+    def test_gates_lists_verdicts_filtered_by_gate(self, invoke: Invoke, add: Any) -> None:
+        add(run("bfcl", "eliza"))
+        invoke("gate", "publishability")
+        invoke("validate-latest-comparability")
+        invoke("calibration-report", expect=1)
+        table = invoke("gates").stdout.splitlines()
+        assert table[0].split()[:4] == ["verdict", "gate", "ok", "findings"]
+        assert [line.split()[1:3] for line in table[2:]] == [
+            ["publishability", "yes"],
+            ["comparability", "yes"],
+            ["calibration", "no"],
+        ]
+        only = json.loads(invoke("gates", "--gate", "calibration", "--json").stdout)
+        assert [(v["gate"], v["findings"]) for v in only] == [("calibration", 3)]
+
+
+class TestCommandLine:
+    def test_the_orchestrator_spellings_evaluate_the_same_gate(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
+        for name, gate_name, code in (
+            ("validate-latest-publishability", "publishability", 0),
+            ("validate-latest-comparability", "comparability", 1),
+            ("validate-latest-readiness", "readiness", 1),
+            ("calibration-report", "calibration", 1),
+        ):
+            verdict = json.loads(invoke(name, "--json", expect=code).stdout)
+            assert set(verdict) == {
+                "gate",
+                "ok",
+                "findings",
+                "position",
+                "head_sha256",
+                "verdict_id",
+            }
+            assert verdict["gate"] == gate_name and verdict["ok"] is (code == 0)
+
+    def test_findings_print_as_a_table_and_exit_1(self, invoke: Invoke, add: Any) -> None:
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
+        out = invoke("gate", "comparability", expect=1).stdout.splitlines()
+        assert out[0].startswith("comparability: 1 findings at position ")
+        assert out[1].split() == ["scope", "reason", "value"]
+        assert out[3].split()[:2] == ["bfcl", "score_spread_exceeds_tolerance"]
+        assert invoke("gate", "publishability").stdout.startswith("publishability: ok at ")
+
+    def test_an_unknown_gate_or_a_missing_name_is_a_usage_error(self, invoke: Invoke) -> None:
+        assert "'nonsense' is not one of" in invoke("gate", "nonsense", expect=2).stderr
+        invoke("gate", expect=2)
+        invoke("gate", "comparability", "--tolerance", "wide", expect=2)
