@@ -12,6 +12,7 @@ import click
 
 from adapters import gates as checks
 from adapters import review as packages
+from adapters import review_check
 from adapters.publication import load
 from commands.context import LedgerContext, actor, as_of_option
 from commands.output import emit, output_options, short, stderr
@@ -237,7 +238,7 @@ def verify_review(ctx: LedgerContext, directory: Path, as_json: bool) -> None:
     Example:
         benchledger verify-review review/
     """
-    result = packages.verify(ctx.queries().conn, directory)
+    result = review_check.verify(ctx.queries().conn, directory)
     changes = result["changes"]
     if as_json:
         click.echo(json.dumps(result, indent=2, sort_keys=True))

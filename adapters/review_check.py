@@ -1,0 +1,67 @@
+"""Checking a review package against the ledger as it is now."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from adapters.review import GENESIS, Scope
+from domain.errors import NotFoundError, TamperError
+from domain.signatures import sha256_hex
+
+# What can change a reviewed number: a run's own events, or its benchmark's registration
+# and high-score reference. Skips, refusals, verdicts and reviews change no row.
+CHANGES = (
+    "SELECT e.position, e.type, coalesce(r.benchmark, "
+    "CASE WHEN e.type IN ('BenchmarkRegistered', 'HighScoreReferenced') "
+    "THEN json_extract(e.data, '$.benchmark') END) AS benchmark, r.run_id "
+    "FROM events AS e LEFT JOIN runs AS r ON r.run_id = e.stream "
+    "WHERE e.position > ? ORDER BY e.position"
+)
+
+
+def verify(conn: sqlite3.Connection, directory: Path) -> dict[str, Any]:
+    """Match a package to its review, check the log still holds what it saw, list later changes."""
+    path = directory / "manifest.json"
+    if not path.is_file():
+        raise NotFoundError(f"{path}: no review manifest there")
+    data = path.read_bytes()
+    row = conn.execute(
+        "SELECT review_id, reviewer, ok, scope, position, head_sha256 FROM reviews "
+        "WHERE manifest_sha256 = ? ORDER BY event_position LIMIT 1",
+        (sha256_hex(data),),
+    ).fetchone()
+    if row is None:
+        raise TamperError(f"{path}: manifest does not match any recorded review (edited?)")
+    review_id, reviewer, ok, scope_json, position, head = row
+    manifest = json.loads(data)
+    card = directory / "scorecard.md"
+    if not card.is_file() or sha256_hex(card.read_bytes()) != manifest.get("scorecard_sha256"):
+        raise TamperError(f"{card}: scorecard does not match its manifest (edited or missing?)")
+    stored = conn.execute("SELECT chain_sha256 FROM chain WHERE position = ?", (position,))
+    found = stored.fetchone()
+    now = found[0] if found else (GENESIS if position == 0 else None)
+    if now != head:
+        raise TamperError(
+            f"the ledger's hash at position {position} is {now}, the review saw {head}: "
+            "the log was rewritten (run `benchledger verify`)"
+        )
+    scope_data = json.loads(scope_json or "{}")
+    scope = Scope(scope_data.get("include") or [], scope_data.get("exclude") or [], None)
+    changes = [
+        {"position": p, "type": t, "benchmark": b, "run_id": r}
+        for p, t, b, r in conn.execute(CHANGES, (position,))
+        if isinstance(b, str) and scope.covers(b)
+    ]
+    return {
+        "ok": not changes,
+        "review_id": review_id,
+        "reviewer": reviewer,
+        "review_ok": bool(ok),
+        "position": position,
+        "head_sha256": head,
+        "scope": {"include": scope.include, "exclude": scope.exclude},
+        "changes": changes,
+    }
