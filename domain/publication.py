@@ -148,6 +148,8 @@ def matrix_contract(
             "complete_benchmarks",
             "incomplete_benchmarks",
             "no_required_real_harness_benchmarks",
+            # The orchestrator's subscription cohorts; the ledger has none, so always 0.
+            "invalid_subscription_cohort_benchmarks",
         ),
         0,
     )
@@ -188,6 +190,8 @@ def matrix_contract(
         table[benchmark] = {
             "compatible_harnesses": list(harnesses),
             "complete": complete,
+            "cohort_run_group_id": None,
+            "cohort_reason": None,
             "cells": cells,
         }
     status = "complete" if summary["incomplete_benchmarks"] == 0 else "incomplete"

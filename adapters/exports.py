@@ -1,0 +1,198 @@
+"""Export the publication as the orchestrator's `latest/` snapshot: one file per row.
+
+`DIR/latest/<b>__<a>.json`, `DIR/quarantine/<b>__<a>.json`, `DIR/baselines/<b>__<a>.json`
+and `DIR/latest/index.json`, in the shapes of ORCHESTRATOR.md §4 and §11(b, c).
+Everything is derived from one ledger position, so re-exporting without new
+events is byte-identical; every file is written atomically, and an unchanged
+file is not rewritten. DIR belongs to the export: any other `<b>__<a>.json` in
+the three managed directories is removed as stale (nothing else is touched).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adapters.export_files import (
+    PathScrubber,
+    dumps_sorted,
+    file_names,
+    result_path,
+    sub_objects,
+    write_atomically,
+)
+from adapters.publication import Publication
+from adapters.queries import Queries
+
+MANAGED = ("latest", "quarantine", "baselines")
+ROW_FILE = re.compile(r"^[a-z0-9._-]+__[a-z0-9._-]+\.json$")
+# The newest acceptable real run of every (signature, benchmark, agent) ever recorded:
+# the same acceptability as `latest`, but not only the current rows.
+BY_SIGNATURE = """
+SELECT * FROM (
+  SELECT run_id, run_group_id, benchmark, agent, signature, comparison_signature, score,
+         status, coalesce(ended_at, started_at, recorded_at) AS updated_at, source_path, run_dir,
+         row_number() OVER (
+           PARTITION BY {column}, benchmark, agent
+           ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC
+         ) AS newest
+  FROM candidates
+  WHERE status = 'succeeded' AND score IS NOT NULL AND invalidated = 0 AND synthetic = 0
+    AND config_marker IS NULL AND result_marker IS NULL AND {column} IS NOT NULL
+    AND {column} != ''
+) WHERE newest = 1 ORDER BY {column}, benchmark, agent
+"""
+
+
+@dataclass
+class ExportReceipt:
+    position: int
+    head_sha256: str
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+class LatestExport:
+    """One export of a Publication into DIR."""
+
+    def __init__(self, publication: Publication, queries: Queries, root: Path) -> None:
+        self.view = publication
+        self.queries = queries
+        self.root = root
+        self.paths = PathScrubber(root)
+
+    def run(self) -> ExportReceipt:
+        view = self.view
+        receipt = ExportReceipt(view.position, view.head_sha256)
+        planned: dict[str, bytes] = {}
+        index_latest: dict[str, Any] = {}
+        for table, rows in (
+            ("latest", view.latest),
+            ("quarantine", view.quarantine),
+            ("baselines", view.baselines),
+        ):
+            names = file_names(sorted(rows))
+            for key, row in sorted(rows.items()):
+                relative = f"{table}/{names[key]}"
+                planned[relative] = dumps_sorted(self.row_payload(table, row))
+                if table == "latest":
+                    index_latest[f"{key[0]}::{key[1]}"] = self.index_entry(relative, row)
+            receipt.rows[table] = len(rows)
+        # Rows first and the index last, so the index never names a file not yet there.
+        planned["latest/index.json"] = dumps_sorted(self.index(index_latest))
+        for directory in MANAGED:
+            (self.root / directory).mkdir(parents=True, exist_ok=True)
+        for relative, data in planned.items():
+            changed = write_atomically(self.root / relative, data)
+            (receipt.written if changed else receipt.unchanged).append(relative)
+        for directory in MANAGED:
+            for existing in sorted((self.root / directory).iterdir()):
+                relative = f"{directory}/{existing.name}"
+                if ROW_FILE.match(existing.name) and relative not in planned:
+                    existing.unlink()
+                    receipt.removed.append(relative)
+        return receipt
+
+    def row_payload(self, table: str, row: dict[str, Any]) -> dict[str, Any]:
+        bench = self.view.benchmarks.get(row["benchmark"], {})
+        metrics = row.get("metrics") or {}
+        hib = row.get("higher_is_better")
+        payload: dict[str, Any] = {
+            "updated_at": row.get("updated_at"),
+            "benchmark_id": row["benchmark"],
+            "benchmark_directory": bench.get("directory") or row["benchmark"],
+            "run_group_id": row.get("run_group_id"),
+            "run_id": row["run_id"],
+            "signature": row.get("signature"),
+            "comparison_signature": row.get("comparison_signature"),
+            "status": row.get("status"),
+            "agent": row["agent"],
+            "provider": row.get("provider"),
+            "model": row.get("model"),
+            "score": row.get("score"),
+            "unit": row.get("unit"),
+            "higher_is_better": None if hib is None else bool(hib),
+            "metrics": metrics,
+            **sub_objects(metrics, row.get("tokens") or {}),
+            "result_json_path": result_path(row),
+            "artifacts": list(row.get("artifacts") or []),
+            "error": row.get("error"),
+        }
+        if table == "quarantine":
+            payload["quarantine_reason"] = row.get("quarantine_reason")
+        else:  # a baseline is a calibration harness's latest row
+            payload["extra_config"] = row.get("config") or {}
+        if table == "baselines":
+            payload["synthetic"] = True
+        return dict(self.paths.clean(payload))
+
+    def index_entry(self, path: str, row: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "path": path,
+            "run_id": row["run_id"],
+            "run_group_id": row.get("run_group_id"),
+            "signature": row.get("signature"),
+            "comparison_signature": row.get("comparison_signature"),
+            "score": row.get("score"),
+            "status": row.get("status"),
+            "updated_at": row.get("updated_at"),
+        }
+
+    def index(self, latest: dict[str, Any]) -> dict[str, Any]:
+        view = self.view
+        return {
+            "updated_at": view.generated_at,
+            "latest": latest,
+            "latest_by_signature": self.by_signature("signature"),
+            "latest_by_comparison_signature": self.by_signature("comparison_signature"),
+            "benchmark_comparability": self.comparability(),
+            "matrix_contract": view.matrix(),
+            "ledger_position": view.position,
+            "ledger_head_sha256": view.head_sha256,
+        }
+
+    def by_signature(self, column: str) -> dict[str, Any]:
+        scope = set(self.view.benchmark_ids) | {b for b, _ in self.view.latest}
+        cursor = self.queries.conn.execute(BY_SIGNATURE.replace("{column}", column))
+        names = [d[0] for d in cursor.description]
+        out: dict[str, Any] = {}
+        for values in cursor:
+            row = dict(zip(names, values, strict=True))
+            if row["benchmark"] not in scope:
+                continue
+            entry = {
+                "run_id": row["run_id"],
+                "run_group_id": row["run_group_id"],
+                "benchmark_id": row["benchmark"],
+                "agent": row["agent"],
+                "signature": row["signature"],
+                "score": row["score"],
+                "status": row["status"],
+                "updated_at": row["updated_at"],
+                "result_json_path": result_path(row),
+            }
+            if column == "comparison_signature":
+                entry["comparison_signature"] = row["comparison_signature"]
+            out[f"{row[column]}::{row['benchmark']}::{row['agent']}"] = entry
+        return dict(self.paths.clean(out))
+
+    def comparability(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for (benchmark, agent), row in sorted(self.view.latest.items()):
+            entry = out.setdefault(
+                benchmark, {"agents": [], "comparable": True, "comparison_signatures": {}}
+            )
+            entry["agents"].append(agent)
+            entry["comparison_signatures"][agent] = row.get("comparison_signature")
+        for entry in out.values():
+            distinct = {s for s in entry["comparison_signatures"].values() if s}
+            entry["comparable"] = len(distinct) <= 1
+        return out
+
+
+def export_latest(publication: Publication, queries: Queries, root: Path) -> ExportReceipt:
+    return LatestExport(publication, queries, root).run()
