@@ -370,3 +370,14 @@ class TestTheMetadataFollowsTheLedgerFileName:
         assert "One row per benchmark run" in table.text
         assert "column-descriptions" in table.text
         assert "Stream id of the run" in table.text
+
+
+class TestMatrixQuery:
+    def test_the_matrix_query_gives_a_state_for_every_benchmark_and_agent(
+        self, ds: Datasette
+    ) -> None:
+        rows = get_json(ds, "/ledger/matrix.json?_shape=array")
+        cells = {(r["benchmark"], r["agent"]): r for r in rows}
+        assert len(cells) == len(rows) == 15  # 5 benchmarks x 3 agents in the demo
+        assert {r["state"] for r in rows} == {"succeeded"}
+        assert all(isinstance(r["score"], float) for r in rows)
