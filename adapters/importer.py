@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +19,8 @@ from domain.errors import (
 )
 from domain.ledger import GroupHandle, Ledger
 from domain.records import SourceFile
-from domain.signatures import sha256_hex
 
-FileState = Literal["imported", "unchanged", "conflict", "failed", "ignored"]
+FileState = Literal["imported", "amended", "unchanged", "conflict", "failed", "ignored"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class Importer:
         format_name: str | None = None,
         explicit: bool = True,
         label: str | None = None,
+        amend: bool = False,
     ) -> FileReport:
         name = label or display_path(path)
         fmt_label: str | None = None
@@ -75,12 +76,18 @@ class Importer:
             data = path.read_bytes()
             fmt = formats.by_name(format_name) if format_name else formats.detect(path, data)
             fmt_label = fmt.NAME
+            digest = hashlib.sha256(data)
+            for member in formats.members(fmt, path):
+                # A multi-file result: any member changing makes it a new version.
+                digest.update(b"\0" + member.name.encode() + b"\0" + member.read_bytes())
             with gc_paused():
-                records = list(fmt.parse(Path(name), data))
+                records = list(fmt.parse(path, data))
                 source = SourceFile(
-                    path=name, sha256=sha256_hex(data), size=len(data), format=fmt.NAME
+                    path=name, sha256=digest.hexdigest(), size=len(data), format=fmt.NAME
                 )
-                outcome = self.ledger.import_runs(fmt.SYSTEM, source, records, group=group)
+                outcome = self.ledger.import_runs(
+                    fmt.SYSTEM, source, records, group=group, amend=amend
+                )
         except (ImportConflictError, CellConflictError) as e:
             return FileReport(name, "conflict", fmt_label, message=str(e))
         except UnknownFormatError as e:
@@ -92,12 +99,13 @@ class Importer:
             return FileReport(name, "failed", fmt_label, message=f"{name}: {e.strerror}")
         except LedgerError as e:
             return FileReport(name, "failed", fmt_label, message=str(e))
+        amended = any(r.state == "amended" for r in outcome.runs)
         return FileReport(
             name,
-            outcome.state,
+            "amended" if amended else outcome.state,
             fmt_label,
-            runs=len(records),
-            new_runs=sum(1 for r in outcome.runs if r.state == "imported"),
+            runs=len(outcome.runs),
+            new_runs=sum(1 for r in outcome.runs if r.state != "unchanged"),
             run_ids=tuple(str(r.run_id) for r in outcome.runs),
         )
 

@@ -250,11 +250,12 @@ class Runner:
         }
         try:
             fmt = formats.by_name(spec.format)
-            records = list(fmt.parse(path, path.read_bytes(), defaults))
+            parsed = list(fmt.parse(path, path.read_bytes(), defaults))
         except (InputFormatError, LedgerError) as e:
             return None, f"result unreadable: {e}"
-        if len(records) != 1:
-            return None, f"result holds {len(records)} runs, expected one"
+        records = [r for r in parsed if isinstance(r, RunRecord)]
+        if len(records) != 1 or len(parsed) != 1:
+            return None, f"result holds {len(parsed)} records, expected one run"
         return records[0], ""
 
     @staticmethod

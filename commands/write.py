@@ -22,10 +22,20 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 @click.command(name="import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "format_name", help="Skip detection and parse as this format")
+@click.option(
+    "--amend",
+    is_flag=True,
+    help="Record changed content of a run already imported as a correction (a new version "
+    "that supersedes the old one) instead of refusing it",
+)
 @output_options
 @pass_ledger
 def import_(
-    ctx: LedgerContext, paths: tuple[Path, ...], format_name: str | None, fmt: str | None
+    ctx: LedgerContext,
+    paths: tuple[Path, ...],
+    format_name: str | None,
+    amend: bool,
+    fmt: str | None,
 ) -> None:
     """Import result files or directories of them.
 
@@ -49,7 +59,9 @@ def import_(
     with click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar:
         for path, explicit in bar:
             reports.append(
-                importer.import_file(path, group=group, format_name=format_name, explicit=explicit)
+                importer.import_file(
+                    path, group=group, format_name=format_name, explicit=explicit, amend=amend
+                )
             )
     ledger.close_group(group)
     ctx.services.runner.catch_up()
@@ -61,10 +73,11 @@ def import_(
     emit(rows, fmt, columns=["path", "state", "format", "runs", "new_runs", "message"])
     counts = {
         s: sum(1 for r in reports if r.state == s)
-        for s in ("imported", "unchanged", "conflict", "failed", "ignored")
+        for s in ("imported", "amended", "unchanged", "conflict", "failed", "ignored")
     }
     stderr(
         f"{counts['imported']} imported ({sum(r.new_runs for r in reports)} new runs), "
+        f"{counts['amended']} amended, "
         f"{counts['unchanged']} unchanged, {counts['conflict']} conflicting, "
         f"{counts['failed']} failed, {counts['ignored']} ignored"
     )

@@ -19,9 +19,14 @@ from domain import run_group as group_model
 from domain import signature as signature_model
 from domain.base import Aggregate, Event
 from domain.benchmark import Benchmark
-from domain.errors import ConcurrencyError, ImportConflictError, NotFoundError
-from domain.records import Cell, RunRecord, SourceFile
-from domain.run import Run, RunStarted
+from domain.errors import (
+    ConcurrencyError,
+    ImportConflictError,
+    NotFoundError,
+    RuleViolationError,
+)
+from domain.records import Cell, RunRecord, SkipRecord, SourceFile
+from domain.run import Run
 from domain.run_group import RunGroup
 from domain.signature import Mode, Signature
 from domain.signatures import (
@@ -84,7 +89,7 @@ class Skip:
 class RunOutcome:
     run_id: UUID
     run_key: str
-    state: Literal["imported", "unchanged"]
+    state: Literal["imported", "unchanged", "amended"]
 
 
 @dataclass(frozen=True)
@@ -138,40 +143,77 @@ class Ledger(Application[UUID]):
         self,
         system: str,
         source: SourceFile,
-        records: Iterable[RunRecord],
+        records: Iterable[RunRecord | SkipRecord],
         *,
         group: GroupHandle | None = None,
+        amend: bool = False,
     ) -> ImportOutcome:
-        """Record every run a result file states, all in one atomic append."""
+        """Record every run a result file states, all in one atomic append.
+
+        A run already recorded with the same content is left alone; with different
+        content it is a conflict, unless `amend`: then the recorded version is
+        superseded by a new run holding the new content (never overwritten).
+        """
+        items = list(records)
+        for _ in range(3):
+            try:
+                return self._import_once(system, source, items, group, amend)
+            except ConcurrencyError:
+                continue  # another writer recorded some of it first: decide again
+        raise ConcurrencyError(f"{source.path}: other writers kept changing the same runs")
+
+    def _import_once(
+        self,
+        system: str,
+        source: SourceFile,
+        items: Sequence[RunRecord | SkipRecord],
+        group: GroupHandle | None,
+        amend: bool,
+    ) -> ImportOutcome:
         import_id = import_id_for(source.sha256)
         if self._first_event(import_id) is not None:
             return ImportOutcome("unchanged", (), 0)
         events: list[Event] = []
         outcomes: list[RunOutcome] = []
         new_benchmarks: dict[str, RunRecord] = {}
-        for record in records:
+        skips = [item for item in items if isinstance(item, SkipRecord)]
+        for record in (item for item in items if isinstance(item, RunRecord)):
             run_key = record.header.natural_key()
-            run_id = run_id_for(system, run_key)
             content = record.content_sha256()
-            existing = self._first_event(run_id)
-            if existing is not None:
-                assert isinstance(existing, RunStarted)
-                if existing.content_sha256 != content:
-                    raise ImportConflictError(
-                        f"{source.path}: run '{run_key}' is already recorded from "
-                        f"{existing.source_path or 'another source'} with different content "
-                        "(nothing was appended)"
-                    )
-                outcomes.append(RunOutcome(run_id, run_key, "unchanged"))
-                continue
-            if any(o.run_id == run_id for o in outcomes):
+            base_id = run_id_for(system, run_key)
+            if any(o.run_key == run_key for o in outcomes):
                 raise ImportConflictError(
                     f"{source.path}: run '{run_key}' appears twice in one file"
                 )
+            current = self._current_version(base_id)
+            if current is not None and current.content_sha256 == content:
+                outcomes.append(RunOutcome(current.id, run_key, "unchanged"))
+                continue
+            if current is not None and not amend:
+                raise ImportConflictError(
+                    f"{source.path}: run '{run_key}' is already recorded with different "
+                    "content (nothing was appended; `import --amend` records the new "
+                    "version as a correction)"
+                )
+            run_id = base_id
+            if current is not None:
+                amended_key = f"{run_key}#amended:{content[:16]}"
+                run_id = run_id_for(system, amended_key)
+                events.append(
+                    run_model.supersede(
+                        current,
+                        run_id,
+                        f"amended by {source.path}",
+                        "import --amend",
+                        source.sha256,
+                    )
+                )
             events.extend(self._run_events(run_id, record, source, content, group))
-            outcomes.append(RunOutcome(run_id, run_key, "imported"))
+            outcomes.append(
+                RunOutcome(run_id, run_key, "imported" if current is None else "amended")
+            )
             new_benchmarks.setdefault(record.header.benchmark, record)
-        if not events:
+        if not events and not skips:
             # Every run is already recorded with this content: the file adds no facts.
             return ImportOutcome("unchanged", tuple(outcomes), 0)
         for name, record in sorted(new_benchmarks.items()):
@@ -196,14 +238,45 @@ class Ledger(Application[UUID]):
                 run_group_id=group.id if group else None,
             )
         )
-        self._save_with_group(events, group)
+        if skips and group is None:
+            raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
+        self._save_with_group(events, group, [self._skip_event(group, s) for s in skips])
         if group is not None:
             for o in outcomes:
                 group.count(o.state)
-        state: Literal["imported", "unchanged"] = (
-            "imported" if any(o.state == "imported" for o in outcomes) else "unchanged"
-        )
-        return ImportOutcome(state, tuple(outcomes), len(events))
+            group.count("skipped", len(skips))
+        changed = [o for o in outcomes if o.state != "unchanged"]
+        state: Literal["imported", "unchanged"] = "imported" if changed or skips else "unchanged"
+        return ImportOutcome(state, tuple(outcomes), len(events) + len(skips))
+
+    def _current_version(self, run_id: UUID) -> Run | None:
+        """The run recorded under this key, following amendments to the newest version."""
+        if self._first_event(run_id) is None:
+            return None
+        run = self.get_run(run_id)
+        while run.superseded_by is not None:
+            run = self.get_run(run.superseded_by)
+        return run
+
+    @staticmethod
+    def _skip_event(group: GroupHandle | None, skip: SkipRecord) -> Callable[[int], Event]:
+        def build(version: int) -> Event:
+            assert group is not None
+            return group_model.BenchmarkSkipped(
+                originator_id=group.id,
+                originator_version=version,
+                benchmark=skip.benchmark,
+                agent=skip.agent,
+                provider=skip.provider,
+                model=skip.model,
+                signature=signature(
+                    skip.benchmark, skip.agent, skip.provider, skip.model, skip.config
+                ),
+                reason=skip.reason,
+                detail=skip.detail,
+            )
+
+        return build
 
     def _run_events(
         self,
@@ -240,14 +313,14 @@ class Ledger(Application[UUID]):
         self,
         events: list[Event],
         group: GroupHandle | None,
-        group_event: Callable[[int], Event] | None = None,
+        group_events: Sequence[Callable[[int], Event]] = (),
     ) -> None:
-        """Save events, opening the group first if needed; `group_event(version)`
-        builds an event of the group itself at its next version."""
+        """Save events, opening the group first if needed; each `group_events` item
+        builds an event of the group itself at the version it is given."""
         if group is None:
             self._save(events)
             return
-        if group.opened and group_event is None:
+        if group.opened and not group_events:
             self._save(events)
             return
         with group.lock:
@@ -264,9 +337,9 @@ class Ledger(Application[UUID]):
                         selection=group.selection,
                     )
                 )
-            if group_event is not None:
+            for build in group_events:
                 version += 1
-                lead.append(group_event(version))
+                lead.append(build(version))
             self._save([*lead, *events])
             group.opened, group.version = True, version
 
@@ -436,18 +509,20 @@ class Ledger(Application[UUID]):
         self._save_with_group(
             [],
             group,
-            lambda version: group_model.BenchmarkSkipped(
-                originator_id=group.id,
-                originator_version=version,
-                benchmark=benchmark,
-                agent=agent,
-                provider=provider,
-                model=model,
-                signature=sig_text,
-                reason=reason,
-                defer_to=defer_to,
-                detail=detail,
-            ),
+            [
+                lambda version: group_model.BenchmarkSkipped(
+                    originator_id=group.id,
+                    originator_version=version,
+                    benchmark=benchmark,
+                    agent=agent,
+                    provider=provider,
+                    model=model,
+                    signature=sig_text,
+                    reason=reason,
+                    defer_to=defer_to,
+                    detail=detail,
+                )
+            ],
         )
 
     def refuse_launch(
@@ -467,18 +542,20 @@ class Ledger(Application[UUID]):
         self._save_with_group(
             [],
             group,
-            lambda version: group_model.LaunchRefused(
-                originator_id=group.id,
-                originator_version=version,
-                benchmark=benchmark,
-                agent=agent,
-                provider=provider,
-                model=model,
-                signature=sig_text,
-                reason=reason,
-                missing_env=missing_env,
-                detail=detail,
-            ),
+            [
+                lambda version: group_model.LaunchRefused(
+                    originator_id=group.id,
+                    originator_version=version,
+                    benchmark=benchmark,
+                    agent=agent,
+                    provider=provider,
+                    model=model,
+                    signature=sig_text,
+                    reason=reason,
+                    missing_env=missing_env,
+                    detail=detail,
+                )
+            ],
         )
 
     # -- corrections ------------------------------------------------------------

@@ -74,12 +74,14 @@ class RunHeader(Record):
     metrics: dict[str, Any] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
     error: str | None = None
+    # What the source system itself says about the run: its ids, signature, flags.
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("status")
     @classmethod
     def _finished(cls, value: RunStatus) -> RunStatus:
-        if value in OPEN_STATUSES:
-            raise ValueError(f"a recorded run must be finished, not '{value}'")
+        if value is RunStatus.RUNNING:
+            raise ValueError("a recorded run must have ended, not be 'running'")
         return value
 
     @property
@@ -107,6 +109,19 @@ class RunRecord(Record):
     def content_sha256(self) -> str:
         """Fingerprint of the run's content: fields in model order, independent of layout."""
         return sha256_hex(self.json_bytes())
+
+
+class SkipRecord(Record):
+    """A source's record of work it chose not to run (skipped, incompatible): never a run."""
+
+    benchmark: NonEmptyStr
+    agent: NonEmptyStr
+    provider: str = ""
+    model: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+    reason: NonEmptyStr
+    detail: str | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
 
 class SourceFile(Record):

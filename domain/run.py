@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import singledispatch
 from typing import Any, Literal
 from uuid import UUID
@@ -49,6 +49,7 @@ class RunStarted(Event):
     source_sha256: str | None = None
     content_sha256: str | None = None
     started_at: datetime | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
     lease_expires_at: datetime | None = None
     pid: int | None = None
     run_dir: str | None = None
@@ -88,6 +89,20 @@ class StaleRunRecovered(Event):
     lease_expires_at: datetime | None
     last_heard_at: datetime
     actor: str
+    detail: str | None = None
+
+
+class RunSuperseded(Event):
+    """A source re-stated this run with other content; the new version is another run.
+
+    Recorded by `import --amend`: a correction, never an overwrite. The run stops
+    counting (like an invalidation) and names the run that replaces it.
+    """
+
+    by_run_id: UUID
+    reason: str
+    actor: str
+    source_sha256: str | None = None
 
 
 class RunInvalidated(Event):
@@ -119,6 +134,7 @@ class Run(Aggregate):
     lease_expires_at: datetime | None = None
     last_heard_at: datetime | None = None
     source: str = "imported"
+    superseded_by: UUID | None = None
     source_sha256: str | None = None
     content_sha256: str | None = None
     cell_digests: dict[str, str] = Field(default_factory=dict)
@@ -161,9 +177,19 @@ def _(event: RunStarted, run: None) -> Run:
 
 @mutate.register
 def _(event: CellsRecorded, run: Run) -> Run:
+    if run.source != "executed":
+        # An imported run is recorded whole, in one append: no later cells to check.
+        return run.advanced(event)  # type: ignore[no-any-return]
     digests = dict(run.cell_digests)
     digests.update((c.key, c.digest()) for c in event.cells)
     return run.advanced(event, cell_digests=digests)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: RunSuperseded, run: Run) -> Run:
+    return run.advanced(  # type: ignore[no-any-return]
+        event, invalidated=True, superseded_by=event.by_run_id
+    )
 
 
 @mutate.register
@@ -272,11 +298,26 @@ def start(
         source_sha256=source_file.sha256 if source_file else None,
         content_sha256=content_sha256,
         started_at=header.started_at,
+        provenance=header.provenance,
     )
 
 
-def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> RunFinished:
+def finish_from_record(
+    run_id: UUID, version: int, record: RunRecord
+) -> RunFinished | StaleRunRecovered:
+    """How an imported run ended; a source's interrupted run is recorded as recovered."""
     header = record.header
+    if header.status is RunStatus.RECOVERED:
+        return StaleRunRecovered(
+            originator_id=run_id,
+            originator_version=version,
+            policy="recovered_by_source",
+            stale_seconds=0,
+            lease_expires_at=None,
+            last_heard_at=header.ended_at or header.started_at or datetime.now(UTC),
+            actor="import",
+            detail=header.error,
+        )
     duration = None
     if header.started_at and header.ended_at:
         duration = (header.ended_at - header.started_at).total_seconds()
@@ -304,6 +345,10 @@ def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
 
 
 def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
+    if run.superseded_by is not None:
+        raise InvalidationStateError(
+            f"run {run.id} was superseded by {run.superseded_by}; reinstate that run's source"
+        )
     if not run.invalidated:
         raise InvalidationStateError(f"run {run.id} is not invalidated")
     return RunReinstated(
@@ -425,4 +470,19 @@ def begin(
         started_at=started_at,
         lease_expires_at=lease_expires_at,
         run_dir=run_dir,
+    )
+
+
+def supersede(
+    run: Run, by_run_id: UUID, reason: str, actor: str, source_sha256: str | None
+) -> RunSuperseded:
+    if run.superseded_by is not None:
+        raise RuleViolationError(f"run {run.id} is already superseded by {run.superseded_by}")
+    return RunSuperseded(
+        originator_id=run.id,
+        originator_version=run.version + 1,
+        by_run_id=by_run_id,
+        reason=reason,
+        actor=actor,
+        source_sha256=source_sha256,
     )

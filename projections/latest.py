@@ -17,6 +17,7 @@ from domain.run import (
     RunInvalidated,
     RunReinstated,
     RunStarted,
+    RunSuperseded,
     ScoreCorrected,
     StaleRunRecovered,
 )
@@ -108,7 +109,7 @@ def _set(column: str) -> str:
 
 class LatestProjection(Projection):
     name = "latest"
-    version = 1
+    version = 2
     tables = (
         Table("candidates", CANDIDATE, pk=("run_id",), indexes=(("benchmark", "agent"),)),
         Table("latest", ROW, pk=("benchmark", "agent")),
@@ -162,8 +163,9 @@ class LatestProjection(Projection):
                     run_id,
                 ),
             )
-        elif isinstance(event, RunInvalidated | RunReinstated):
-            yield _set("invalidated"), (int(isinstance(event, RunInvalidated)), pos, run_id)
+        elif isinstance(event, RunInvalidated | RunReinstated | RunSuperseded):
+            valid = isinstance(event, RunReinstated)
+            yield _set("invalidated"), (int(not valid), pos, run_id)
         elif isinstance(event, ScoreCorrected):
             yield _set("score"), (event.new_score, pos, run_id)
         elif isinstance(event, StaleRunRecovered):

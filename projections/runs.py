@@ -11,6 +11,7 @@ from domain.run import (
     RunInvalidated,
     RunReinstated,
     RunStarted,
+    RunSuperseded,
     ScoreCorrected,
     StaleRunRecovered,
 )
@@ -58,6 +59,8 @@ COLUMNS: dict[str, type] = {
     "cwd": str,
     "host": str,
     "run_dir": str,
+    "superseded_by": str,
+    "provenance": str,
     "lease_expires_at": str,
     "last_heard_at": str,
     "recovered_at": str,
@@ -72,9 +75,9 @@ INSERT = (
     "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
     "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
     "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, "
-    "lease_expires_at, last_heard_at, recorded_at, updated_at, last_position) "
+    "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position) "
     "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ADD_CELLS = (
     "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
@@ -96,6 +99,10 @@ RENEW = (
 )
 RECOVER = (
     "UPDATE [{runs}] SET status = 'recovered', recovered_at = ?, recovery_policy = ?, "
+    "error = coalesce(?, error), updated_at = ?, last_position = ? WHERE run_id = ?"
+)
+SUPERSEDE = (
+    "UPDATE [{runs}] SET invalidated = 1, invalidated_reason = ?, superseded_by = ?, "
     "updated_at = ?, last_position = ? WHERE run_id = ?"
 )
 CORRECT = (
@@ -107,7 +114,7 @@ CORRECT = (
 
 class RunsProjection(Projection):
     name = "runs"
-    version = 2
+    version = 3
     tables = (
         Table(
             "runs",
@@ -146,6 +153,7 @@ class RunsProjection(Projection):
                     event.cwd,
                     event.host,
                     event.run_dir,
+                    to_json(event.provenance) if event.provenance else None,
                     iso(event.lease_expires_at),
                     at,
                     at,
@@ -193,7 +201,10 @@ class RunsProjection(Projection):
         elif isinstance(event, LeaseRenewed):
             yield RENEW, (iso(event.expires_at), at, at, pos, run_id)
         elif isinstance(event, StaleRunRecovered):
-            yield RECOVER, (at, event.policy, at, pos, run_id)
+            yield RECOVER, (at, event.policy, event.detail, at, pos, run_id)
+        elif isinstance(event, RunSuperseded):
+            reason = f"superseded by {event.by_run_id}: {event.reason}"
+            yield SUPERSEDE, (reason, str(event.by_run_id), at, pos, run_id)
         elif isinstance(event, RunInvalidated):
             yield INVALIDATE, (1, event.reason, at, pos, run_id)
         elif isinstance(event, RunReinstated):

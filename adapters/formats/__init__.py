@@ -1,4 +1,14 @@
-"""Result-file formats: one pure parser module per harness format."""
+"""Result-file formats: one pure parser module per harness format.
+
+A format module has `NAME` (what `--format` takes), `SYSTEM` (the source system
+whose run keys it reads: the same run arriving through two of that system's
+files gets one id), `detect(path, head)` (True only for the primary file of a
+result: a multi-file result is claimed through one file), `parse(path, data,
+defaults)` yielding `RunRecord`s and `SkipRecord`s or raising
+`InputFormatError` naming the file and field, and optionally `members(path)`:
+the other files the result is made of, so a change to any of them is a new
+version of the result.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from adapters.formats import native
+from adapters.formats import alwm, inspect_ai, junit, lm_eval, native, orchestrator, swebench
 from domain.errors import InputFormatError, UnknownFormatError
-from domain.records import RunRecord
+from domain.records import RunRecord, SkipRecord
+
+Parsed = RunRecord | SkipRecord
 
 
 class Format(Protocol):
@@ -19,10 +31,20 @@ class Format(Protocol):
 
     def parse(
         self, path: Path, data: bytes, defaults: dict[str, Any] | None = None
-    ) -> Iterator[RunRecord]: ...
+    ) -> Iterator[Parsed]: ...
 
 
-FORMATS: dict[str, Format] = {native.NAME: native}
+# Most specific first: the native format names itself; harness formats sniff shapes.
+FORMATS: dict[str, Format] = {
+    module.NAME: module
+    for module in (native, orchestrator, alwm, swebench, lm_eval, inspect_ai, junit)
+}
+
+
+def members(fmt: Format, path: Path) -> list[Path]:
+    """The other files a result read through `path` is made of (none for most formats)."""
+    finder = getattr(fmt, "members", None)
+    return sorted(finder(path)) if finder else []
 
 
 def detect(path: Path, data: bytes) -> Format:

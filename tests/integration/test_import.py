@@ -171,3 +171,45 @@ class TestImportingNativeFiles:
             ("one", "succeeded"),
             ("two", "failed"),
         ]
+
+
+class TestAmending:
+    def test_amend_records_a_new_version_that_supersedes_the_old(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path))
+        write_json(path, run_json(score=0.9, cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path), expect=1)
+        [report] = json.loads(invoke("import", str(path), "--amend", "--json").stdout)
+        assert report["state"] == "amended"
+        runs = {r["score"]: r for r in json.loads(invoke("runs", "--json").stdout)}
+        old, new = runs[0.5], runs[0.9]
+        assert old["invalidated"] and old["superseded_by"] == new["run_id"]
+        assert "superseded by" in old["invalidated_reason"]
+        assert not new["invalidated"]
+        [latest] = json.loads(invoke("latest", "--json").stdout)
+        assert latest["run_id"] == new["run_id"]
+        history = [e["type"] for e in json.loads(invoke("history", old["run_id"], "--json").stdout)]
+        assert history[-1] == "RunSuperseded"
+
+    def test_the_amended_file_imported_again_is_unchanged(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(run_key="sub-1"))
+        invoke("import", str(path))
+        write_json(path, run_json(score=0.9, run_key="sub-1"))
+        invoke("import", str(path), "--amend")
+        before = stored_events(db)
+        copy = write_json(tmp_path / "copy.json", run_json(score=0.9, run_key="sub-1"))
+        assert "unchanged" in invoke("import", str(copy)).stdout
+        assert stored_events(db) == before
+
+    def test_a_superseded_run_cannot_be_reinstated(self, invoke: Invoke, tmp_path: Path) -> None:
+        path = write_json(tmp_path / "run.json", run_json(run_key="sub-1"))
+        invoke("import", str(path))
+        write_json(path, run_json(score=0.9, run_key="sub-1"))
+        invoke("import", str(path), "--amend")
+        old = next(r for r in json.loads(invoke("runs", "--json").stdout) if r["score"] == 0.5)
+        result = invoke("reinstate", old["run_id"], "--reason", "x", expect=1)
+        assert "superseded" in result.stderr
