@@ -107,12 +107,16 @@ class ProjectionRunner:
             return self._rebuild(targets, progress)
 
     def _rebuild(self, targets: list[Projection], progress: Progress | None) -> int:
+        with gc_paused():  # decoding happens in the page iterator, outside each write
+            return self._rebuild_pages(targets, progress)
+
+    def _rebuild_pages(self, targets: list[Projection], progress: Progress | None) -> int:
         with self.store.write():
             fresh = {p.name: self.store.create_tables(p, REBUILD_SUFFIX) for p in targets}
         position = 0
         count = 0
         for page in self.pages(0):
-            with gc_paused(), self.store.write():
+            with self.store.write():
                 for p in targets:
                     self.store.apply(p, fresh[p.name], page)
             position = page[-1].position
@@ -133,12 +137,12 @@ class ProjectionRunner:
 
     def build_at(self, position: int, store: ReadModelStore) -> int:
         """Fold events up to `position` into an empty store: the read models as they were."""
-        with self.store.rebuild_lock() if store is self.store else _nothing():
+        with self.store.rebuild_lock() if store is self.store else _nothing(), gc_paused():
             with store.write():
                 names = {p.name: store.create_tables(p) for p in self.projections}
             count = 0
             for page in self.pages(0, stop=position):
-                with gc_paused(), store.write():
+                with store.write():
                     for p in self.projections:
                         store.apply(p, names[p.name], page)
                 count += len(page)
