@@ -496,64 +496,58 @@ class Ledger(Application[UUID]):
         self,
         group: GroupHandle,
         *,
-        benchmark: str,
-        agent: str,
-        provider: str,
-        model: str,
-        config: dict[str, Any],
         reason: str,
         defer_to: UUID | None = None,
         detail: str | None = None,
+        **work: Any,
     ) -> None:
-        sig_text = signature(benchmark, agent, provider, model, config)
-        self._save_with_group(
-            [],
+        """Record that this invocation did not run some work (benchmark, agent, provider,
+        model, config), and why: never a run, never an attempt."""
+        self._not_run(
             group,
-            [
-                lambda version: group_model.BenchmarkSkipped(
-                    originator_id=group.id,
-                    originator_version=version,
-                    benchmark=benchmark,
-                    agent=agent,
-                    provider=provider,
-                    model=model,
-                    signature=sig_text,
-                    reason=reason,
-                    defer_to=defer_to,
-                    detail=detail,
-                )
-            ],
+            group_model.BenchmarkSkipped,
+            work,
+            reason=reason,
+            defer_to=defer_to,
+            detail=detail,
         )
 
     def refuse_launch(
         self,
         group: GroupHandle,
         *,
-        benchmark: str,
-        agent: str,
-        provider: str,
-        model: str,
-        config: dict[str, Any],
         reason: str,
         missing_env: list[str],
         detail: str | None = None,
+        **work: Any,
     ) -> None:
-        sig_text = signature(benchmark, agent, provider, model, config)
+        """Record that some work could not be launched (a failure, but no run)."""
+        self._not_run(
+            group,
+            group_model.LaunchRefused,
+            work,
+            reason=reason,
+            missing_env=missing_env,
+            detail=detail,
+        )
+
+    def _not_run(
+        self, group: GroupHandle, kind: type[Event], work: dict[str, Any], **fields: Any
+    ) -> None:
+        config = work.pop("config")
+        sig_text = signature(
+            work["benchmark"], work["agent"], work["provider"], work["model"], config
+        )
         self._save_with_group(
             [],
             group,
             [
-                lambda version: group_model.LaunchRefused(
+                lambda version: kind(  # type: ignore[call-arg]
                     originator_id=group.id,
                     originator_version=version,
-                    benchmark=benchmark,
-                    agent=agent,
-                    provider=provider,
-                    model=model,
                     signature=sig_text,
-                    reason=reason,
-                    missing_env=missing_env,
-                    detail=detail,
+                    **work,
+                    **fields,
                 )
             ],
         )
