@@ -31,6 +31,8 @@ ALLOWED: dict[str, set[str]] = {
         "datasette",
         "uvicorn",
         "yaml",
+        "zstandard",
+        "defusedxml",
     },
 }
 FORBIDDEN_EVERYWHERE_BUT_COMMANDS = {"click", "commands"}
