@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict
 
 import click
@@ -94,6 +95,40 @@ def serve(ctx: LedgerContext, host: str, port: int) -> None:
 
 
 @click.command()
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=2.0,
+    show_default=True,
+    help="Seconds between polls of the event store",
+)
+@click.option("--polls", type=click.IntRange(min=1), help="Stop after this many polls")
+@pass_ledger
+def follow(ctx: LedgerContext, interval: float, polls: int | None) -> None:
+    """Keep this machine's read models current with the event store, by polling.
+
+    With the event store on PostgreSQL, every reader keeps its own SQLite read
+    model (--db) and serves it with Datasette; this keeps it up to date.
+
+    \b
+    Example:
+        benchledger --event-store postgresql://ledger@db/bench --db reader.db follow
+    """
+    runner = ctx.services.runner
+    done = 0
+    try:
+        while polls is None or done < polls:
+            applied = runner.catch_up()
+            if applied:
+                stderr(f"position {runner.head_position()}: applied {applied} events")
+            done += 1
+            if polls is None or done < polls:
+                time.sleep(interval)
+    except KeyboardInterrupt:
+        stderr("stopped")
+
+
+@click.command()
 def schema() -> None:
     """Print the JSON Schema of the native result format.
 
@@ -104,4 +139,4 @@ def schema() -> None:
     click.echo(json.dumps(native.json_schema(), indent=2))
 
 
-COMMANDS = [rebuild, verify, serve, schema]
+COMMANDS = [rebuild, verify, serve, follow, schema]

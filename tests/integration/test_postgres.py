@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,3 +99,14 @@ def test_two_writers_cannot_both_record_the_same_run(store_url: str, tmp_path: P
         first.ledger._save(events_a)
         with pytest.raises(ConcurrencyError):
             second.ledger._save(events_b)
+
+
+def test_follow_brings_a_readers_model_up_to_date(store_url: str, tmp_path: Path) -> None:
+    reader = tmp_path / "reader.db"
+    cli_with(store_url, reader, "follow", "--polls", "1")
+    assert json.loads(cli_with(store_url, reader, "runs", "--json").stdout) == []
+    cli_with(store_url, tmp_path / "writer.db", "demo")
+    result = cli_with(store_url, reader, "follow", "--polls", "2", "--interval", "0.05")
+    assert "applied" in result.stderr
+    with sqlite3.connect(reader) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone() == (79,)
