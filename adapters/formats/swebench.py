@@ -1,24 +1,91 @@
-"""Placeholder: the swebench parser is being written; it recognises nothing yet."""
+"""SWE-bench results: experiments submissions, harness and sb-cli run reports, harness
+log directories, and the leaderboard site's data files.
+
+A file's layout follows from its place and shape (../shared/corpus/swebench/FORMAT.md):
+a submission is claimed through `results/results.json` (metadata.yaml and the
+per-instance reports are its members); a harness log directory standing alone through
+its first instance's `report.json`. Scores are resolved fractions; what a source
+publishes (percentages, counts) stays in metrics, and disagreements are flagged in
+provenance (`mismatch`, `quirks`), never "fixed". `preds.json` files are predictions,
+not results, and are not recognised.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from adapters.formats import swebench_experiments as experiments
+from adapters.formats import swebench_harness as harness
+from adapters.formats.swebench_common import read_json
+from adapters.formats.swebench_leaderboard import INFO_FILE, parse_info, parse_leaderboards
 from domain.errors import InputFormatError
 from domain.records import RunRecord, SkipRecord
 
 NAME = "swebench"
 SYSTEM = "swebench"
+HEAD = 4096
+
+LEADERBOARDS = re.compile(rb'\s*\{\s*"leaderboards"\s*:')
+
+
+def _layout(path: Path, head: bytes) -> str | None:
+    if path.suffix.lower() != ".json" or not head.lstrip().startswith(b"{"):
+        return None
+    if path.name == "results.json" and path.parent.name == "results":
+        return "experiments" if experiments.claims(path, head) else None
+    if path.name == "report.json":
+        parents = path.parents
+        return "logs" if len(parents) > 3 and parents[3].name == "run_evaluation" else None
+    if LEADERBOARDS.match(head):
+        return "leaderboards"
+    if path.name == INFO_FILE:
+        return "info"
+    if b'"total_instances"' in head and b'"resolved_instances"' in head:
+        return "report"
+    return None
 
 
 def detect(path: Path, head: bytes) -> bool:
-    return False
+    layout = _layout(path, head)
+    if layout == "logs":
+        return harness.is_primary_instance_report(path)
+    return layout is not None
+
+
+def members(path: Path) -> list[Path]:
+    with path.open("rb") as f:
+        layout = _layout(path, f.read(HEAD))
+    if layout == "experiments":
+        return experiments.members(path)
+    if layout == "report":
+        return harness.report_members(path)
+    if layout == "logs":
+        return harness.logs_members(path)
+    return []
 
 
 def parse(
     path: Path, data: bytes, defaults: dict[str, Any] | None = None
 ) -> Iterator[RunRecord | SkipRecord]:
-    raise InputFormatError(str(path), "the swebench parser is not available yet")
-    yield  # pragma: no cover
+    layout = _layout(path, data[:HEAD])
+    if layout == "experiments":
+        yield experiments.parse(path, data, defaults)
+    elif layout == "logs":
+        yield harness.parse_logs(path, defaults)
+    elif layout is None:
+        raise InputFormatError(
+            str(path),
+            "not a SWE-bench result (expected results/results.json of a submission, a "
+            "harness or sb-cli report, a run_evaluation report.json or leaderboards.json)",
+        )
+    else:
+        document = read_json(path, data)
+        if layout == "leaderboards":
+            yield from parse_leaderboards(path, document, defaults)
+        elif layout == "info":
+            yield from parse_info(path, document, defaults)
+        else:
+            yield harness.parse_report(path, defaults, document)
