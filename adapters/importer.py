@@ -69,6 +69,7 @@ class Importer:
         explicit: bool = True,
         label: str | None = None,
         amend: bool = False,
+        defaults: dict[str, str] | None = None,
     ) -> FileReport:
         name = label or display_path(path)
         fmt_label: str | None = None
@@ -81,7 +82,7 @@ class Importer:
                 # A multi-file result: any member changing makes it a new version.
                 digest.update(b"\0" + member.name.encode() + b"\0" + member.read_bytes())
             with gc_paused():
-                records = list(fmt.parse(path, data))
+                records = list(fmt.parse(path, data, dict(defaults or {})))
                 source = SourceFile(
                     path=name, sha256=digest.hexdigest(), size=len(data), format=fmt.NAME
                 )

@@ -28,14 +28,20 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
     help="Record changed content of a run already imported as a correction (a new version "
     "that supersedes the old one) instead of refusing it",
 )
+@click.option("--benchmark", help="Benchmark, for files that do not say (e.g. JUnit XML)")
+@click.option("--agent", help="Agent, for files that do not say")
+@click.option("--provider", help="Provider, for files that do not say")
+@click.option("--model", help="Model, for files that do not say")
 @output_options
 @pass_ledger
 def import_(
     ctx: LedgerContext,
+    /,
     paths: tuple[Path, ...],
     format_name: str | None,
     amend: bool,
     fmt: str | None,
+    **who: str | None,
 ) -> None:
     """Import result files or directories of them.
 
@@ -52,6 +58,7 @@ def import_(
         files = list(discover(paths))
     except InputFormatError as e:
         raise click.ClickException(str(e)) from None
+    defaults = {k: v for k, v in who.items() if v}
     ledger = ctx.services.ledger
     importer = Importer(ledger)
     group = ledger.new_group("import", "import", request={"paths": [str(p) for p in paths]})
@@ -60,7 +67,12 @@ def import_(
         for path, explicit in bar:
             reports.append(
                 importer.import_file(
-                    path, group=group, format_name=format_name, explicit=explicit, amend=amend
+                    path,
+                    group=group,
+                    format_name=format_name,
+                    explicit=explicit,
+                    amend=amend,
+                    defaults=defaults,
                 )
             )
     ledger.close_group(group)

@@ -16,7 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from adapters.formats import alwm, inspect_ai, junit, lm_eval, native, orchestrator, swebench
+from adapters.formats import (
+    alwm,
+    inspect_ai,
+    junit,
+    lm_eval,
+    native,
+    orchestrator,
+    swebench,
+    terminal_bench,
+)
 from domain.errors import InputFormatError, UnknownFormatError
 from domain.records import RunRecord, SkipRecord
 
@@ -37,7 +46,7 @@ class Format(Protocol):
 # Most specific first: the native format names itself; harness formats sniff shapes.
 FORMATS: dict[str, Format] = {
     module.NAME: module
-    for module in (native, orchestrator, alwm, swebench, lm_eval, inspect_ai, junit)
+    for module in (native, orchestrator, alwm, swebench, lm_eval, inspect_ai, junit, terminal_bench)
 }
 
 

@@ -213,3 +213,21 @@ class TestAmending:
         old = next(r for r in json.loads(invoke("runs", "--json").stdout) if r["score"] == 0.5)
         result = invoke("reinstate", old["run_id"], "--reason", "x", expect=1)
         assert "superseded" in result.stderr
+
+
+def test_import_options_name_who_ran_files_that_do_not_say(invoke: Invoke, tmp_path: Path) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuite name="pytest" tests="2" failures="1" errors="0" skipped="0">'
+        '<testcase classname="t" name="a"/>'
+        '<testcase classname="t" name="b"><failure message="boom"/></testcase>'
+        "</testsuite>"
+    )
+    invoke("import", str(report), "--benchmark", "tbench", "--agent", "eliza", "--model", "m1")
+    [run] = json.loads(invoke("runs", "--json").stdout)
+    assert (run["benchmark"], run["agent"], run["model"], run["score"]) == (
+        "tbench",
+        "eliza",
+        "m1",
+        0.5,
+    )
