@@ -1,24 +1,117 @@
-"""Placeholder: the orchestrator parser is being written; it recognises nothing yet."""
+"""The ElizaOS benchmark orchestrator's results (ORCHESTRATOR.md), and HyperliquidBench runs.
+
+Files read: `orchestrator.sqlite` (or any SQLite file with a `benchmark_runs`
+table: every vintage, with or without the migration columns; its `-wal` file is
+part of it), `latest/`, `quarantine/` and `baselines/` row files (wherever they
+sit: a row is a JSON object with run_id, benchmark_id, agent, provider, model and
+status), `viewer_data.json`, `comparisons/compare-<id>.json`, and
+HyperliquidBench `eval_score.json` (with its `run_meta.json`).
+
+`latest/index.json` is not imported on its own: it repeats its rows' run_id,
+status and score without provider or model. A row that sits beside it is
+checked against it: the same run_id with another status (after the
+orchestrator's own nonzero-return-code repair) or score is an error naming both.
+
+The run key is the orchestrator's run_id, whichever file states the run, and
+every file states it with the same record (see `orchestrator_rows`), so
+importing the database, the latest rows and viewer_data.json gives one run each.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from adapters.formats import orchestrator_hyperliquid as hyperliquid
+from adapters.formats.orchestrator_sources import (
+    SQLITE_MAGIC,
+    load_json,
+    parse_comparison,
+    parse_row_file,
+    parse_sqlite,
+    parse_viewer,
+    wal_file,
+)
 from domain.errors import InputFormatError
 from domain.records import RunRecord, SkipRecord
 
 NAME = "orchestrator"
-SYSTEM = "orchestrator"
+SYSTEM = "eliza-orchestrator"
+DB_NAME = "orchestrator.sqlite"
+ROW_KEYS = frozenset({"run_id", "benchmark_id", "agent", "provider", "model", "status"})
 
 
 def detect(path: Path, head: bytes) -> bool:
+    if head.startswith(SQLITE_MAGIC):
+        return path.name == DB_NAME or _has_runs_table(path)
+    if path.suffix.lower() != ".json" or path.name == "index.json":
+        return False
+    if path.name == hyperliquid.SCORE_FILE:
+        return b'"finalScore"' in head
+    if not head.lstrip().startswith(b"{"):
+        return False
+    start = head[:512]
+    if b'"comparison_id"' in start:
+        return True
+    if b'"generated_at"' in start and b'"runs"' in head:
+        return True
+    if b'"benchmark_id"' in head and b'"agent"' in head:
+        return _is_row(path)
     return False
+
+
+def _has_runs_table(path: Path) -> bool:
+    try:
+        conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'benchmark_runs'"
+        ).fetchone()
+        return found is not None
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def _is_row(path: Path) -> bool:
+    try:
+        doc = load_json(path, path.read_bytes())
+    except (OSError, InputFormatError):
+        return False
+    return isinstance(doc, dict) and doc.keys() >= ROW_KEYS
+
+
+def members(path: Path) -> list[Path]:
+    """The database's write-ahead log, a score file's run_meta.json: part of the result."""
+    if path.name == hyperliquid.SCORE_FILE:
+        meta = hyperliquid.meta_file(path)
+        return [meta] if meta.is_file() else []
+    wal = wal_file(path)
+    return [wal] if path.suffix != ".json" and wal.is_file() else []
 
 
 def parse(
     path: Path, data: bytes, defaults: dict[str, Any] | None = None
 ) -> Iterator[RunRecord | SkipRecord]:
-    raise InputFormatError(str(path), "the orchestrator parser is not available yet")
-    yield  # pragma: no cover
+    """Runs and skips of one orchestrator file; `defaults` only fill what a
+    HyperliquidBench run leaves unsaid (its model and provider)."""
+    if data.startswith(SQLITE_MAGIC):
+        yield from parse_sqlite(path, data)
+        return
+    if path.name == hyperliquid.SCORE_FILE:
+        yield hyperliquid.parse(path, data, defaults or {})
+        return
+    doc = load_json(path, data)
+    if not isinstance(doc, dict):
+        raise InputFormatError(str(path), "expected a JSON object")
+    if "comparison_id" in doc:
+        yield from parse_comparison(path, doc)
+    elif "generated_at" in doc and "runs" in doc:
+        yield from parse_viewer(path, doc)
+    else:
+        yield from parse_row_file(path, doc)

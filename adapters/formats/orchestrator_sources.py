@@ -1,0 +1,233 @@
+"""The ElizaOS orchestrator's files, each read into the rows `orchestrator_rows` turns
+into records: orchestrator.sqlite (any vintage), latest/quarantine/baselines rows
+(checked against latest/index.json when it is there), viewer_data.json and
+comparisons/compare-<id>.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from adapters.formats.orchestrator_rows import GROUPS, read_row
+from domain.errors import InputFormatError
+from domain.records import RunRecord, SkipRecord
+
+Parsed = RunRecord | SkipRecord
+SQLITE_MAGIC = b"SQLite format 3\x00"
+ROW_DIRS = ("latest", "quarantine", "baselines")
+# Columns read as they are; `*_json` columns are decoded under their name without the suffix.
+PLAIN_COLUMNS = (
+    "run_id",
+    "benchmark_id",
+    "benchmark_directory",
+    "signature",
+    "status",
+    "agent",
+    "provider",
+    "model",
+    "score",
+    "unit",
+    "error",
+)
+JSON_COLUMNS = ("metrics", "extra_config", *GROUPS)
+
+
+def load_json(path: Path, data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputFormatError(
+            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
+        ) from None
+    except json.JSONDecodeError as e:
+        raise InputFormatError(
+            str(path), f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
+        ) from None
+    except RecursionError:
+        raise InputFormatError(str(path), "invalid JSON: nested too deeply") from None
+
+
+def _records(path: str, rows: list[Any], where: str) -> Iterator[Parsed]:
+    for i, raw in enumerate(rows):
+        record = read_row(path, raw, f"{where}[{i}].")
+        if record is not None:
+            yield record
+
+
+# --- orchestrator.sqlite ---------------------------------------------------------------
+
+
+def wal_file(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def parse_sqlite(path: Path, data: bytes) -> Iterator[Parsed]:
+    """Every finished row of benchmark_runs, by run_id; migration columns are optional."""
+    name = str(path)
+    if not data.startswith(SQLITE_MAGIC):
+        raise InputFormatError(name, "not an SQLite database (bad header)")
+    for raw in _sqlite_rows(path, data):
+        record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.")
+        if record is not None:
+            yield record
+
+
+def _sqlite_rows(path: Path, data: bytes) -> list[dict[str, Any]]:
+    # Read a private copy (with its write-ahead log, where rows may still live), so the
+    # orchestrator's own files are never locked or checkpointed by an import.
+    with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
+        copy = Path(tmp) / "orchestrator.sqlite"
+        copy.write_bytes(data)
+        if wal_file(path).is_file():
+            shutil.copyfile(wal_file(path), wal_file(copy))
+        try:
+            conn = sqlite3.connect(copy)
+        except sqlite3.Error as e:
+            raise InputFormatError(str(path), f"cannot open the SQLite database: {e}") from None
+        try:
+            conn.row_factory = sqlite3.Row
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if "benchmark_runs" not in tables:
+                raise InputFormatError(
+                    str(path), "no benchmark_runs table: not an orchestrator database"
+                )
+            cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
+            return [dict(r) for r in cursor]
+        except sqlite3.Error as e:
+            raise InputFormatError(str(path), f"unreadable SQLite database: {e}") from None
+        except UnicodeDecodeError as e:
+            raise InputFormatError(
+                str(path), f"the database holds text that is not UTF-8 ({e.reason})"
+            ) from None
+        finally:
+            conn.close()
+
+
+def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """A benchmark_runs row in the shape the JSON sources use; absent columns stay absent."""
+    row = {k: raw[k] for k in PLAIN_COLUMNS if k in raw}
+    if isinstance(row.get("score"), int) and not isinstance(row.get("score"), bool):
+        row["score"] = float(row["score"])  # a REAL column may hand back an integer
+    if "higher_is_better" in raw:
+        hib = raw["higher_is_better"]
+        row["higher_is_better"] = bool(hib) if hib in (0, 1) else hib  # INTEGER 0/1/NULL
+    for name in JSON_COLUMNS:
+        column = f"{name}_json"
+        text = raw.get(column)
+        if text is None:
+            continue
+        if not isinstance(text, str):
+            row[name] = text  # wrong type: validation names the field
+            continue
+        try:
+            row[name] = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            raise InputFormatError(
+                path,
+                f"run '{raw.get('run_id')}': invalid JSON in {column}",
+                field=f"benchmark_runs.{column}",
+            ) from None
+    return row
+
+
+# --- latest/ quarantine/ baselines/ rows --------------------------------------------------
+
+
+def index_file(path: Path) -> Path | None:
+    """The latest/index.json a row file is listed in, if the row sits in a results root."""
+    if path.parent.name not in ROW_DIRS:
+        return None
+    index = path.parent.parent / "latest" / "index.json"
+    return index if index.is_file() else None
+
+
+def parse_row_file(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
+    record = read_row(str(path), doc)
+    index = index_file(path)
+    if index is not None:
+        _check_against_index(path, doc, _stated_status(doc, record), index)
+    if record is not None:
+        yield record
+
+
+def _check_against_index(path: Path, row: dict[str, Any], row_status: Any, index: Path) -> None:
+    """An index entry for this run_id must state the row's status and score.
+
+    The row's status is compared after the orchestrator's own nonzero-return-code
+    repair (a success with a nonzero exit is a failure), since the index is written
+    from repaired rows: index `failed` vs row `succeeded` with return code 1 agree.
+    """
+    doc = load_json(index, index.read_bytes())
+    if not isinstance(doc, dict):
+        raise InputFormatError(str(index), "expected a JSON object")
+    for section in ("latest", "latest_by_signature", "latest_by_comparison_signature"):
+        entries = doc.get(section, {})
+        if not isinstance(entries, dict):
+            raise InputFormatError(str(index), "must be an object", field=section)
+        for key, entry in entries.items():
+            if not isinstance(entry, dict) or entry.get("run_id") != row.get("run_id"):
+                continue
+            where = f"{section}.{key}"
+            if "status" in entry and entry["status"] != row_status:
+                raise InputFormatError(
+                    str(path),
+                    f"latest/index.json ({where}) says run '{row.get('run_id')}' is "
+                    f"{entry['status']!r}, this row says {row_status!r}",
+                    field="status",
+                )
+            if "score" in entry and not _same_score(entry["score"], row.get("score")):
+                raise InputFormatError(
+                    str(path),
+                    f"latest/index.json ({where}) gives run '{row.get('run_id')}' score "
+                    f"{entry['score']!r}, this row {row.get('score')!r}",
+                    field="score",
+                )
+
+
+def _stated_status(row: dict[str, Any], record: Parsed | None) -> Any:
+    """The row's status as the orchestrator states it once its own repairs have run."""
+    status = row.get("status")
+    if status == "succeeded" and isinstance(record, RunRecord):
+        return record.header.status.value
+    return status
+
+
+def _same_score(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    if not isinstance(a, int | float) or not isinstance(b, int | float):
+        return False
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+# --- viewer_data.json and comparisons ----------------------------------------------------
+
+
+def parse_viewer(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
+    """viewer_data.json `runs` (the database rows, JSON columns decoded); the summaries
+    and latest_scores are derived from the same rows and add no facts."""
+    runs = doc.get("runs")
+    if not isinstance(runs, list):
+        raise InputFormatError(str(path), "must be an array of runs", field="runs")
+    yield from _records(str(path), runs, "runs")
+
+
+def parse_comparison(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
+    """compare-<id>.json: both sides' runs; every compare run has agent `compare`."""
+    if not isinstance(doc.get("comparison_id"), str):
+        raise InputFormatError(str(path), "must be a string", field="comparison_id")
+    for side in ("a", "b"):
+        block = doc.get(side)
+        if not isinstance(block, dict) or not isinstance(block.get("runs"), list):
+            raise InputFormatError(str(path), "must be an object with a runs array", field=side)
+        runs = [{"agent": "compare", **r} if isinstance(r, dict) else r for r in block["runs"]]
+        yield from _records(str(path), runs, f"{side}.runs")
