@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -34,26 +34,38 @@ class FileReport:
     run_ids: tuple[str, ...] = field(default=())
 
 
-def discover(paths: Iterable[Path]) -> Iterator[tuple[Path, bool]]:
+@dataclass(frozen=True)
+class Found:
+    path: Path
+    explicit: bool  # named by the user, not found by walking a directory
+    name: str  # how the ledger records it: never a host path
+
+
+def discover(paths: Iterable[Path]) -> Iterator[Found]:
     """Files as given (explicit), and every non-hidden file under each directory."""
     for path in paths:
         if path.is_dir():
             for child in sorted(path.rglob("*")):
                 rel = child.relative_to(path)
                 if child.is_file() and not any(p.startswith(".") for p in rel.parts):
-                    yield child, False
+                    yield Found(child, False, display_path(child, path))
         elif path.exists():
-            yield path, True
+            yield Found(path, True, display_path(path))
         else:
             raise InputFormatError(str(path), "no such file or directory")
 
 
-def display_path(path: Path) -> str:
-    """Relative to the working directory when under it: no host paths in the ledger."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+def display_path(path: Path, root: Path | None = None) -> str:
+    """No host paths in the ledger: relative to the working directory when under it, else
+    to the folder above the directory being imported, else just the file name."""
+    resolved = path.resolve()
+    for base in (Path.cwd(), root.resolve().parent if root else None):
+        if base is not None:
+            try:
+                return resolved.relative_to(base.resolve()).as_posix()
+            except ValueError:
+                continue
+    return path.name
 
 
 class Importer:
@@ -109,19 +121,3 @@ class Importer:
             new_runs=sum(1 for r in outcome.runs if r.state != "unchanged"),
             run_ids=tuple(str(r.run_id) for r in outcome.runs),
         )
-
-    def import_paths(
-        self,
-        paths: Iterable[Path],
-        *,
-        group: GroupHandle | None,
-        format_name: str | None = None,
-        on_file: Callable[[FileReport], None] | None = None,
-    ) -> list[FileReport]:
-        reports = []
-        for path, explicit in discover(paths):
-            report = self.import_file(path, group=group, format_name=format_name, explicit=explicit)
-            reports.append(report)
-            if on_file:
-                on_file(report)
-        return reports

@@ -64,13 +64,14 @@ def import_(
     group = ledger.new_group("import", "import", request={"paths": [str(p) for p in paths]})
     reports: list[FileReport] = []
     with click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar:
-        for path, explicit in bar:
+        for found in bar:
             reports.append(
                 importer.import_file(
-                    path,
+                    found.path,
                     group=group,
                     format_name=format_name,
-                    explicit=explicit,
+                    explicit=found.explicit,
+                    label=found.name,
                     amend=amend,
                     defaults=defaults,
                 )

@@ -1,0 +1,99 @@
+"""Every result file of the shared corpus in one ledger: imports, reads and browsing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.browse import datasette_for
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS} (it lives beside the repo)"
+)
+SUPERSEDED = CORPUS / "swebench" / "experiments_submissions" / "verified_superseded"
+
+
+@pytest.fixture(scope="module")
+def corpus_ledger(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    from click.testing import CliRunner
+
+    from commands.cli import cli
+
+    db = tmp_path_factory.mktemp("corpus") / "corpus.db"
+    runner = CliRunner()
+    # The superseded SWE-bench submission first, so the current one amends it.
+    first = runner.invoke(cli, ["--db", str(db), "import", str(SUPERSEDED)])
+    assert first.exit_code == 0, first.stderr
+    result = runner.invoke(cli, ["--db", str(db), "import", str(CORPUS), "--amend", "--json"])
+    assert result.exit_code == 0, result.stderr
+    return db, json.loads(result.stdout)
+
+
+def test_every_result_file_imports_and_nothing_fails(
+    corpus_ledger: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    _, reports = corpus_ledger
+    states = Counter(r["state"] for r in reports)
+    assert states["failed"] == states["conflict"] == 0
+    formats = Counter(r["format"] for r in reports if r["state"] != "ignored")
+    assert set(formats) == {
+        "swebench",
+        "lm_eval",
+        "inspect_ai",
+        "alwm",
+        "orchestrator",
+        "terminal_bench",
+    }
+    assert states["amended"] >= 3  # the superseded submission and two leaderboard versions
+    assert not any(r["path"].startswith("/") for r in reports)
+
+
+def test_reads_work_over_the_whole_corpus(
+    corpus_ledger: tuple[Path, list[dict]],
+    tmp_path: Path,  # type: ignore[type-arg]
+) -> None:
+    db, _ = corpus_ledger
+    from click.testing import CliRunner
+
+    from commands.cli import cli
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["--db", str(db), *args])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    runs = json.loads(run("runs", "--json"))
+    assert len(runs) > 1000
+    assert {r["benchmark"] for r in runs} >= {"swe_bench_verified", "mmlu", "gsm8k"}
+    latest = json.loads(run("latest", "--json"))
+    assert latest and all(r["status"] == "succeeded" for r in latest)
+    assert json.loads(run("latest", "--quarantine", "--json"))
+    assert json.loads(run("verify", "--json"))["ok"]
+    superseded = [r for r in runs if r["superseded_by"]]
+    assert superseded and all(r["invalidated"] for r in superseded)
+
+
+def test_datasette_serves_the_corpus_ledger(
+    corpus_ledger: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    db, _ = corpus_ledger
+    ds = datasette_for(db)
+
+    async def get(path: str) -> object:
+        response = await ds.client.get(path)
+        assert response.status_code == 200, path
+        return response.json()
+
+    page = asyncio.run(get(f"/{db.stem}/runs.json?_shape=objects&_size=50"))
+    with sqlite3.connect(db) as conn:
+        total = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert page["filtered_table_rows_count"] == total  # type: ignore[index]
+    rows = asyncio.run(get(f"/{db.stem}/matrix.json?_shape=array"))
+    assert rows
