@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.formats import orchestrator_hyperliquid as hyperliquid
+from adapters.formats.common import read_json as load_json
 from adapters.formats.orchestrator_sources import (
     SQLITE_MAGIC,
-    load_json,
     parse_comparison,
     parse_row_file,
     parse_sqlite,

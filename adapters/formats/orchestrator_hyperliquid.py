@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adapters.formats.orchestrator_sources import load_json
+from adapters.formats.common import read_json as load_json
 from domain.errors import InputFormatError
 from domain.records import Cell, RunHeader, RunRecord, RunStatus
 

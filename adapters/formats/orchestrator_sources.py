@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from adapters.formats.common import read_json as load_json
 from adapters.formats.orchestrator_rows import GROUPS, read_row
 from domain.errors import InputFormatError
 from domain.records import RunRecord, SkipRecord
@@ -37,21 +38,6 @@ PLAIN_COLUMNS = (
     "error",
 )
 JSON_COLUMNS = ("metrics", "extra_config", *GROUPS)
-
-
-def load_json(path: Path, data: bytes) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise InputFormatError(
-            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
-        ) from None
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            str(path), f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
-        ) from None
-    except RecursionError:
-        raise InputFormatError(str(path), "invalid JSON: nested too deeply") from None
 
 
 def _records(path: str, rows: list[Any], where: str) -> Iterator[Parsed]:

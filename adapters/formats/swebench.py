@@ -19,7 +19,7 @@ from typing import Any
 
 from adapters.formats import swebench_experiments as experiments
 from adapters.formats import swebench_harness as harness
-from adapters.formats.swebench_common import read_json
+from adapters.formats.common import read_json
 from adapters.formats.swebench_leaderboard import INFO_FILE, parse_info, parse_leaderboards
 from domain.errors import InputFormatError
 from domain.records import RunRecord, SkipRecord

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -51,25 +50,6 @@ class Strict(BaseModel):
     """A source document's shape: strict types, unknown keys kept (writers add keys)."""
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
-
-
-def read_json(path: Path, data: bytes | None = None) -> Any:
-    """A JSON document; undecodable or invalid text is an InputFormatError naming the file."""
-    try:
-        raw = path.read_bytes() if data is None else data
-        return json.loads(raw.decode("utf-8"))
-    except OSError as e:
-        raise InputFormatError(str(path), f"cannot read ({e.strerror})") from None
-    except UnicodeDecodeError as e:
-        raise InputFormatError(
-            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
-        ) from None
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            str(path), f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
-        ) from None
-    except RecursionError:
-        raise InputFormatError(str(path), "JSON nested too deeply") from None
 
 
 def validate(model: type[Model], value: Any, path: Path, prefix: str = "") -> Model:

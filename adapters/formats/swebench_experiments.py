@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from adapters.formats.common import read_json
 from adapters.formats.swebench_common import (
     INSTANCE_ID,
     SPLITS,
@@ -25,7 +26,6 @@ from adapters.formats.swebench_common import (
     duplicates,
     header,
     jsonable,
-    read_json,
     reconcile,
     split_name,
     split_of,

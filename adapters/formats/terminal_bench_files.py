@@ -7,13 +7,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from adapters.formats.common import read_json
 from domain.errors import InputFormatError
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
@@ -109,24 +109,6 @@ def _in(value: Any, loc: tuple[int | str, ...], missing: bool) -> list[int | str
             break
         found.append(part)
     return found
-
-
-def read_json(path: Path, data: bytes | None = None) -> Any:
-    try:
-        raw = path.read_bytes() if data is None else data
-        return json.loads(raw.decode("utf-8"))
-    except OSError as e:
-        raise InputFormatError(str(path), f"cannot read ({e.strerror})") from None
-    except UnicodeDecodeError as e:
-        raise InputFormatError(
-            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
-        ) from None
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            str(path), f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
-        ) from None
-    except RecursionError:
-        raise InputFormatError(str(path), "JSON nested too deeply") from None
 
 
 def read_tasks(path: Path, data: bytes) -> list[TaskResult]:
