@@ -51,6 +51,14 @@ SYNTHETIC_AGENTS = frozenset({"random_v1", "perfect_v1", "wrong_v1", "half_v1"})
 CALIBRATION_EXPECTED = {"perfect_v1": 1.0, "wrong_v1": 0.0, "half_v1": 0.5}
 
 
+# Labels that name a smoke test or a stand-in, not an agent under test.
+NON_REAL_AGENTS = frozenset({"mock", "smoke", "final-smoke", "full-sweep", "dummy", "stub"})
+
+
+def agent_marker(agent: str) -> str | None:
+    return "non_real_agent_label" if agent.lower() in NON_REAL_AGENTS else None
+
+
 def is_synthetic(agent: str) -> bool:
     """Calibration harnesses: their rows are baselines, never published results."""
     return agent in SYNTHETIC_AGENTS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.publication import is_synthetic, non_real_marker
+from domain.publication import agent_marker, is_synthetic, non_real_marker
 from domain.run import (
     RunFinished,
     RunInvalidated,
@@ -109,7 +109,7 @@ def _set(column: str) -> str:
 
 class LatestProjection(Projection):
     name = "latest"
-    version = 2
+    version = 3
     tables = (
         Table("candidates", CANDIDATE, pk=("run_id",), indexes=(("benchmark", "agent"),)),
         Table("latest", ROW, pk=("benchmark", "agent")),
@@ -139,7 +139,7 @@ class LatestProjection(Projection):
                     event.source_path,
                     event.run_dir,
                     int(is_synthetic(event.agent)),
-                    non_real_marker(event.config),
+                    agent_marker(event.agent) or non_real_marker(event.config),
                     pos,
                 ),
             )

@@ -58,6 +58,7 @@ class TestSelection:
                 "non_real_text_marker:bundled smoke",
             ),
             ({"error": "mock runtime was used"}, "non_real_text_marker:mock runtime"),
+            ({"agent": "smoke"}, "non_real_agent_label"),
         ],
     )
     def test_a_newer_unpublishable_run_never_displaces_a_good_one(
