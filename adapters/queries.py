@@ -8,7 +8,7 @@ from typing import Any
 
 from domain.errors import AmbiguousIdError, NotFoundError
 
-RUN_JSON_COLUMNS = ("config", "metrics", "tokens", "artifacts", "command")
+RUN_JSON_COLUMNS = ("config", "metrics", "tokens", "artifacts", "command", "provenance")
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:

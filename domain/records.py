@@ -105,6 +105,10 @@ class RunRecord(Record):
 
     header: RunHeader
     cells: tuple[Cell, ...] = ()
+    # What only some of a source system's files state about the run (its own signature,
+    # full config, exact times...): recorded from the first file that brings the run,
+    # but not part of its content, so a sparser file stating the same run agrees with it.
+    supplement: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
     def content_sha256(self) -> str:
         """Fingerprint of the run's content: fields in model order, independent of layout."""

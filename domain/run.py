@@ -298,7 +298,7 @@ def start(
         source_sha256=source_file.sha256 if source_file else None,
         content_sha256=content_sha256,
         started_at=header.started_at,
-        provenance=header.provenance,
+        provenance={**header.provenance, **record.supplement},
     )
 
 

@@ -10,8 +10,10 @@ source is reduced to the facts that ALL of them carry (ORCHESTRATOR.md §1, §4,
   orchestrator wrote into the run_id (exact start/end times are only in the
   database and viewer, so they are left out); attempt comes from the run_id too.
 - config is empty: extra_config is missing from E1 latest rows, quarantine rows
-  and comparison files. The orchestrator signature (which needs extra_config)
-  is checked, and kept, on skips only.
+  and comparison files. Where a source has them, the orchestrator's signature,
+  its check against the re-derived one, extra_config and benchmark_directory go
+  into the record's supplement (kept in the run's provenance, not part of its
+  content), so the first file that brings the run records them.
 - metrics are the row's own metrics without the nested telemetry copies; the
   telemetry groups come from the row's top-level groups (the database columns),
   else from the nested copies. Token counts are reduced to canonical names
@@ -187,7 +189,18 @@ def _run(row: Row, status: RunStatus, error: str | None) -> RunRecord:
         error=strip_host_paths(error) if error is not None else None,
         provenance=provenance,
     )
-    return RunRecord(header=header)
+    return RunRecord(header=header, supplement=_supplement(row))
+
+
+def _supplement(row: Row) -> dict[str, Any]:
+    """Facts only the richer sources (database, viewer_data, E2 rows) carry."""
+    facts: dict[str, Any] = {
+        "source_signature": row.signature,
+        "signature_check": signature_check(row),
+        "extra_config": row.extra_config,
+        "benchmark_directory": row.benchmark_directory,
+    }
+    return {k: v for k, v in facts.items() if v is not None}
 
 
 def _skip(row: Row, reason: str) -> SkipRecord:

@@ -440,6 +440,21 @@ class TestSignaturesAndPaths:
         assert calibrated == derive_signature("bfcl", "bfcl", "half_v1", "p", "m", with_key)
         assert plain != derive_signature("bfcl", "bfcl", "eliza_v1", "p", "m", with_key)
 
+    def test_a_runs_signature_is_kept_and_checked_from_the_richest_source(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        row = db_row()
+        make_db(tmp_path / "orchestrator.sqlite", [row])
+        write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row))
+        record = only_run(tmp_path / "orchestrator.sqlite")
+        assert record.supplement["source_signature"] == row["signature"]
+        assert record.supplement["signature_check"] == "matches"
+        invoke("import", str(tmp_path))
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        provenance = run["provenance"]
+        assert provenance["signature_check"] == "matches"
+        assert provenance["extra_config"] == json.loads(row["extra_config_json"])
+
     def test_a_signature_that_does_not_match_its_config_is_flagged(self, tmp_path: Path) -> None:
         row = db_row(status="skipped", extra_config={"limit": 5}, metrics={})
         [skip] = parse(make_db(tmp_path / "orchestrator.sqlite", [row]))
