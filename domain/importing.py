@@ -1,0 +1,207 @@
+"""Intents of importing: every run a result file states, in one atomic append."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+from uuid import UUID
+
+from domain import benchmark as benchmark_model
+from domain import result_import
+from domain import run as run_model
+from domain import run_group as group_model
+from domain.base import Event
+from domain.errors import (
+    ConcurrencyError,
+    ImportConflictError,
+    RuleViolationError,
+)
+from domain.ledger_base import (
+    CELL_BATCH,
+    GroupHandle,
+    ImportOutcome,
+    LedgerBase,
+    RunOutcome,
+)
+from domain.records import RunRecord, SkipRecord, SourceFile
+from domain.run import Run
+from domain.signatures import (
+    benchmark_id_for,
+    import_id_for,
+    run_id_for,
+    signature,
+)
+
+
+class Importing(LedgerBase):
+    # -- importing ------------------------------------------------------------
+
+    def import_runs(
+        self,
+        system: str,
+        source: SourceFile,
+        records: Iterable[RunRecord | SkipRecord],
+        *,
+        group: GroupHandle | None = None,
+        amend: bool = False,
+    ) -> ImportOutcome:
+        """Record every run a result file states, all in one atomic append.
+
+        A run already recorded with the same content is left alone; with different
+        content it is a conflict, unless `amend`: then the recorded version is
+        superseded by a new run holding the new content (never overwritten).
+        """
+        items = list(records)
+        for _ in range(3):
+            try:
+                return self._import_once(system, source, items, group, amend)
+            except ConcurrencyError:
+                continue  # another writer recorded some of it first: decide again
+        raise ConcurrencyError(f"{source.path}: other writers kept changing the same runs")
+
+    def _import_once(
+        self,
+        system: str,
+        source: SourceFile,
+        items: Sequence[RunRecord | SkipRecord],
+        group: GroupHandle | None,
+        amend: bool,
+    ) -> ImportOutcome:
+        import_id = import_id_for(source.sha256)
+        if self._first_event(import_id) is not None:
+            return ImportOutcome("unchanged", (), 0)
+        events: list[Event] = []
+        outcomes: list[RunOutcome] = []
+        new_benchmarks: dict[str, RunRecord] = {}
+        skips = [item for item in items if isinstance(item, SkipRecord)]
+        for record in (item for item in items if isinstance(item, RunRecord)):
+            run_key = record.header.natural_key()
+            content = record.content_sha256()
+            base_id = run_id_for(system, run_key)
+            if any(o.run_key == run_key for o in outcomes):
+                raise ImportConflictError(
+                    f"{source.path}: run '{run_key}' appears twice in one file"
+                )
+            current = self._current_version(base_id)
+            if current is not None and current.content_sha256 == content:
+                outcomes.append(RunOutcome(current.id, run_key, "unchanged"))
+                continue
+            if current is not None and not amend:
+                raise ImportConflictError(
+                    f"{source.path}: run '{run_key}' is already recorded with different "
+                    "content (nothing was appended; `import --amend` records the new "
+                    "version as a correction)"
+                )
+            run_id = base_id
+            if current is not None:
+                amended_key = f"{run_key}#amended:{content[:16]}"
+                run_id = run_id_for(system, amended_key)
+                events.append(
+                    run_model.supersede(
+                        current,
+                        run_id,
+                        f"amended by {source.path}",
+                        "import --amend",
+                        source.sha256,
+                    )
+                )
+            events.extend(self._run_events(run_id, record, source, content, group))
+            outcomes.append(
+                RunOutcome(run_id, run_key, "imported" if current is None else "amended")
+            )
+            new_benchmarks.setdefault(record.header.benchmark, record)
+        if not events and not skips:
+            # Every run is already recorded with this content: the file adds no facts.
+            return ImportOutcome("unchanged", tuple(outcomes), 0)
+        for name, record in sorted(new_benchmarks.items()):
+            if self.get_benchmark(name) is None:
+                registered = benchmark_model.register(
+                    benchmark_id_for(name),
+                    None,
+                    name,
+                    unit=record.header.unit,
+                    higher_is_better=record.header.higher_is_better,
+                )
+                assert registered is not None
+                events.append(registered)
+        events.append(
+            result_import.imported(
+                import_id,
+                format=source.format,
+                path=source.path,
+                sha256=source.sha256,
+                size=source.size,
+                run_ids=[o.run_id for o in outcomes],
+                run_group_id=group.id if group else None,
+            )
+        )
+        if skips and group is None:
+            raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
+        self._save_with_group(events, group, [self._skip_event(group, s) for s in skips])
+        if group is not None:
+            for o in outcomes:
+                group.count(o.state)
+            group.count("skipped", len(skips))
+        changed = [o for o in outcomes if o.state != "unchanged"]
+        state: Literal["imported", "unchanged"] = "imported" if changed or skips else "unchanged"
+        return ImportOutcome(state, tuple(outcomes), len(events) + len(skips))
+
+    def _current_version(self, run_id: UUID) -> Run | None:
+        """The run recorded under this key, following amendments to the newest version."""
+        if self._first_event(run_id) is None:
+            return None
+        run = self.get_run(run_id)
+        while run.superseded_by is not None:
+            run = self.get_run(run.superseded_by)
+        return run
+
+    @staticmethod
+    def _skip_event(group: GroupHandle | None, skip: SkipRecord) -> Callable[[int], Event]:
+        def build(version: int) -> Event:
+            assert group is not None
+            return group_model.BenchmarkSkipped(
+                originator_id=group.id,
+                originator_version=version,
+                benchmark=skip.benchmark,
+                agent=skip.agent,
+                provider=skip.provider,
+                model=skip.model,
+                signature=signature(
+                    skip.benchmark, skip.agent, skip.provider, skip.model, skip.config
+                ),
+                reason=skip.reason,
+                detail=skip.detail,
+            )
+
+        return build
+
+    def _run_events(
+        self,
+        run_id: UUID,
+        record: RunRecord,
+        source: SourceFile,
+        content: str,
+        group: GroupHandle | None,
+    ) -> list[Event]:
+        where = f"{source.path}: run '{record.header.natural_key()}'"
+        cells = run_model.unique_cells(record.cells, where=where)
+        events: list[Event] = [
+            run_model.start(
+                run_id,
+                record,
+                source="imported",
+                source_file=source,
+                run_group_id=group.id if group else None,
+                content_sha256=content,
+            )
+        ]
+        for i in range(0, len(cells), CELL_BATCH):
+            events.append(
+                run_model.CellsRecorded(
+                    originator_id=run_id,
+                    originator_version=len(events) + 1,
+                    cells=tuple(cells[i : i + CELL_BATCH]),
+                )
+            )
+        events.append(run_model.finish_from_record(run_id, len(events) + 1, record))
+        return events

@@ -1,0 +1,194 @@
+"""The ledger application's foundation: reading aggregates, saving, run groups."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+from uuid import UUID, uuid4
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError
+
+from domain import benchmark as benchmark_model
+from domain import run as run_model
+from domain import run_group as group_model
+from domain.base import Aggregate, Event
+from domain.benchmark import Benchmark
+from domain.errors import (
+    ConcurrencyError,
+    NotFoundError,
+)
+from domain.run import Run
+from domain.run_group import RunGroup
+from domain.signatures import (
+    benchmark_id_for,
+)
+
+CELL_BATCH = 500
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+A = TypeVar("A", bound=Aggregate)
+
+
+@dataclass
+class GroupHandle:
+    """A run group that is opened lazily, together with its first write.
+
+    Benchmarks of one invocation may run in parallel threads; the lock keeps the
+    group's own events in stream order.
+    """
+
+    id: UUID
+    label: str
+    kind: Literal["run", "import", "demo"]
+    request: dict[str, Any] = field(default_factory=dict)
+    selection: list[str] = field(default_factory=list)
+    opened: bool = False
+    version: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    def count(self, outcome: str, n: int = 1) -> None:
+        with self.lock:
+            self.counts[outcome] = self.counts.get(outcome, 0) + n
+
+
+@dataclass(frozen=True)
+class StartedAttempt:
+    run_id: UUID
+    run_key: str
+    attempt: int
+    signature: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+    defer_to: UUID | None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: UUID
+    run_key: str
+    state: Literal["imported", "unchanged", "amended"]
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    state: Literal["imported", "unchanged"]
+    runs: tuple[RunOutcome, ...]
+    events: int
+
+
+class LedgerBase(Application[UUID]):
+    """What every group of intents shares."""
+
+    name = "benchledger"
+
+    # Aggregates are immutable pydantic models: copying them from a cache buys nothing.
+    env = {"DEEPCOPY_FROM_AGGREGATE_CACHE": "n"}
+
+    # -- reading aggregates -------------------------------------------------
+
+    def _get(self, aggregate_id: UUID, projector: Any, kind: str) -> Any:
+        try:
+            return self.repository.get(aggregate_id, projector_func=projector)
+        except AggregateNotFoundError:
+            raise NotFoundError(f"{kind} {aggregate_id} not found") from None
+
+    def get_run(self, run_id: UUID) -> Run:
+        return self._get(run_id, run_model.project_run, "run")  # type: ignore[no-any-return]
+
+    def get_benchmark(self, benchmark: str) -> Benchmark | None:
+        try:
+            return self._get(  # type: ignore[no-any-return]
+                benchmark_id_for(benchmark), _project(benchmark_model.mutate), "benchmark"
+            )
+        except NotFoundError:
+            return None
+
+    def _first_event(self, aggregate_id: UUID) -> Event | None:
+        for event in self.events.get(aggregate_id, lte=1):
+            return event  # type: ignore[return-value]
+        return None
+
+    def _save(self, events: Sequence[Event]) -> None:
+        try:
+            self.save(*events)
+        except IntegrityError as e:
+            raise ConcurrencyError(
+                "another writer recorded the same events first; try again"
+            ) from e
+
+    def _save_with_group(
+        self,
+        events: list[Event],
+        group: GroupHandle | None,
+        group_events: Sequence[Callable[[int], Event]] = (),
+    ) -> None:
+        """Save events, opening the group first if needed; each `group_events` item
+        builds an event of the group itself at the version it is given."""
+        if group is None:
+            self._save(events)
+            return
+        if group.opened and not group_events:
+            self._save(events)
+            return
+        with group.lock:
+            version = group.version
+            lead: list[Event] = []
+            if not group.opened:
+                version += 1
+                lead.append(
+                    group_model.open_group(
+                        group.id,
+                        group.label,
+                        group.kind,
+                        request=group.request,
+                        selection=group.selection,
+                    )
+                )
+            for build in group_events:
+                version += 1
+                lead.append(build(version))
+            self._save([*lead, *events])
+            group.opened, group.version = True, version
+
+    # -- run groups -------------------------------------------------------------
+
+    def new_group(
+        self,
+        label: str,
+        kind: Literal["run", "import", "demo"],
+        *,
+        request: dict[str, Any] | None = None,
+        selection: list[str] | None = None,
+    ) -> GroupHandle:
+        return GroupHandle(
+            id=uuid4(), label=label, kind=kind, request=request or {}, selection=selection or []
+        )
+
+    def close_group(self, group: GroupHandle) -> None:
+        with group.lock:
+            if not group.opened:
+                return
+            current: RunGroup = self._get(group.id, _project(group_model.mutate), "run group")
+            self._save([group_model.close_group(current, dict(sorted(group.counts.items())))])
+            group.version = current.version + 1
+
+
+def _project(mutator: Any) -> Any:
+    def project(aggregate: Any, events: Iterable[Event]) -> Any:
+        for event in events:
+            aggregate = mutator(event, aggregate)
+        return aggregate
+
+    return project
