@@ -28,6 +28,7 @@ from domain.run import Run
 from domain.signatures import (
     benchmark_id_for,
     import_id_for,
+    natural_id,
     run_id_for,
     signature,
 )
@@ -73,7 +74,7 @@ class Importing(LedgerBase):
         events: list[Event] = []
         outcomes: list[RunOutcome] = []
         new_benchmarks: dict[str, RunRecord] = {}
-        skips = [item for item in items if isinstance(item, SkipRecord)]
+        skips, notes = self._new_skips(system, items, group)
         for record in (item for item in items if isinstance(item, RunRecord)):
             run_key = record.header.natural_key()
             content = record.content_sha256()
@@ -113,6 +114,7 @@ class Importing(LedgerBase):
         if not events and not skips:
             # Every run is already recorded with this content: the file adds no facts.
             return ImportOutcome("unchanged", tuple(outcomes), 0)
+        events.extend(notes)
         for name, record in sorted(new_benchmarks.items()):
             if self.get_benchmark(name) is None:
                 registered = benchmark_model.register(
@@ -154,6 +156,34 @@ class Importing(LedgerBase):
         while run.superseded_by is not None:
             run = self.get_run(run.superseded_by)
         return run
+
+    def _new_skips(
+        self, system: str, items: Sequence[RunRecord | SkipRecord], group: GroupHandle | None
+    ) -> tuple[list[SkipRecord], list[Event]]:
+        """Skips not recorded yet, and the notes that mark keyed ones as recorded."""
+        skips: list[SkipRecord] = []
+        notes: list[Event] = []
+        seen: set[str] = set()
+        for item in items:
+            if not isinstance(item, SkipRecord):
+                continue
+            if item.skip_key is not None:
+                note_id = natural_id("skip", system, item.skip_key)
+                if item.skip_key in seen or self._first_event(note_id) is not None:
+                    continue
+                seen.add(item.skip_key)
+                if group is not None:
+                    notes.append(
+                        result_import.SkipNoted(
+                            originator_id=note_id,
+                            originator_version=1,
+                            system=system,
+                            skip_key=item.skip_key,
+                            run_group_id=group.id,
+                        )
+                    )
+            skips.append(item)
+        return skips, notes
 
     @staticmethod
     def _skip_event(group: GroupHandle | None, skip: SkipRecord) -> Callable[[int], Event]:

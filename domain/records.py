@@ -126,6 +126,9 @@ class SkipRecord(Record):
     reason: NonEmptyStr
     detail: str | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
+    # The source's own id for this skip, so the same skip stated by several of the
+    # source's files is recorded once.
+    skip_key: str | None = None
 
 
 class SourceFile(Record):

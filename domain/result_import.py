@@ -16,6 +16,14 @@ class ResultFileImported(Event):
     run_group_id: UUID | None = None
 
 
+class SkipNoted(Event):
+    """A source's skip (by its own key) was recorded, on the run group named."""
+
+    system: str
+    skip_key: str
+    run_group_id: UUID
+
+
 def imported(
     import_id: UUID,
     *,

@@ -220,6 +220,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         reason=reason,
         detail="; ".join(details) or None,
         provenance=provenance,
+        skip_key=row.run_id,
     )
 
 

@@ -656,3 +656,18 @@ class TestFuzzing:
         except InputFormatError:
             return
         assert all(isinstance(r, RunRecord | SkipRecord) for r in records)
+
+
+class TestSkipsStatedTwice:
+    def test_a_skip_in_the_database_and_a_row_file_is_recorded_once(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        row = db_row(
+            status="incompatible", score=None, metrics={"reason": "harness_not_in_compatibility"}
+        )
+        make_db(tmp_path / "orchestrator.sqlite", [row])
+        write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row))
+        invoke("import", str(tmp_path / "orchestrator.sqlite"))
+        invoke("import", str(tmp_path / "latest"))
+        skips = json.loads(invoke("skips", "--json").stdout)
+        assert len(skips) == 1 and skips[0]["reason"] == "incompatible"
