@@ -11,6 +11,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from domain import run as run_model
 from domain import run_group as group_model
+from domain import run_rules
 from domain import signature as signature_model
 from domain.base import Event
 from domain.errors import ConcurrencyError
@@ -89,7 +90,7 @@ class Executing(LedgerBase):
                     mode=mode,
                     run_group_id=group.id if group else None,
                 ),
-                run_model.begin(
+                run_rules.begin(
                     run_id,
                     run_key=run_key,
                     benchmark=benchmark,
@@ -116,13 +117,13 @@ class Executing(LedgerBase):
 
     def renew_lease(self, run_id: UUID, lease_seconds: float) -> datetime:
         expires = _utc_now() + timedelta(seconds=lease_seconds)
-        self._save([run_model.renew_lease(self.get_run(run_id), expires)])
+        self._save([run_rules.renew_lease(self.get_run(run_id), expires)])
         return expires
 
     def finish_run(self, run_id: UUID, cells: Sequence[Cell], **outcome: Any) -> None:
         """Record the run's cells in batches and its outcome, in one atomic append."""
         run = self.get_run(run_id)
-        fresh = run_model.new_cells(run, cells)
+        fresh = run_rules.new_cells(run, cells)
         events: list[Event] = []
         version = run.version
         for i in range(0, len(fresh), CELL_BATCH):
@@ -134,7 +135,7 @@ class Executing(LedgerBase):
                     cells=tuple(fresh[i : i + CELL_BATCH]),
                 )
             )
-        events.append(run_model.finish(run, version=version + 1, **outcome))
+        events.append(run_rules.finish(run, version=version + 1, **outcome))
         self._save(events)
 
     def recover_stale(
@@ -150,9 +151,9 @@ class Executing(LedgerBase):
             for _ in range(3):
                 run = self.get_run(run_id)
                 now = _utc_now()
-                if run_model.stale_reason(run, now, stale_seconds, age_cutoff) is None:
+                if run_rules.stale_reason(run, now, stale_seconds, age_cutoff) is None:
                     break
-                event = run_model.recover(run, now, stale_seconds, actor, age_cutoff)
+                event = run_rules.recover(run, now, stale_seconds, actor, age_cutoff)
                 try:
                     self._save([event])
                 except ConcurrencyError:

@@ -7,7 +7,7 @@ from typing import Literal
 from uuid import UUID
 
 from domain import benchmark as benchmark_model
-from domain import result_import
+from domain import result_import, run_rules
 from domain import run as run_model
 from domain import run_group as group_model
 from domain.base import Event
@@ -98,7 +98,7 @@ class Importing(LedgerBase):
                 amended_key = f"{run_key}#amended:{content[:16]}"
                 run_id = run_id_for(system, amended_key)
                 events.append(
-                    run_model.supersede(
+                    run_rules.supersede(
                         current,
                         run_id,
                         f"amended by {source.path}",
@@ -214,9 +214,9 @@ class Importing(LedgerBase):
         group: GroupHandle | None,
     ) -> list[Event]:
         where = f"{source.path}: run '{record.header.natural_key()}'"
-        cells = run_model.unique_cells(record.cells, where=where)
+        cells = run_rules.unique_cells(record.cells, where=where)
         events: list[Event] = [
-            run_model.start(
+            run_rules.start(
                 run_id,
                 record,
                 source="imported",
@@ -233,5 +233,5 @@ class Importing(LedgerBase):
                     cells=tuple(cells[i : i + CELL_BATCH]),
                 )
             )
-        events.append(run_model.finish_from_record(run_id, len(events) + 1, record))
+        events.append(run_rules.finish_from_record(run_id, len(events) + 1, record))
         return events

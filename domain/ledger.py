@@ -9,7 +9,7 @@ from uuid import UUID, uuid4
 
 from domain import benchmark as benchmark_model
 from domain import run as run_model
-from domain import verdicts
+from domain import run_rules, verdicts
 from domain.errors import ConcurrencyError
 from domain.executing import Executing
 from domain.importing import Importing
@@ -46,21 +46,21 @@ class Ledger(Importing, Executing):
     # -- corrections ------------------------------------------------------------
 
     def invalidate_run(self, run_id: UUID, reason: str, actor: str) -> None:
-        self._save([run_model.invalidate(self.get_run(run_id), reason, actor)])
+        self._save([run_rules.invalidate(self.get_run(run_id), reason, actor)])
 
     def reinstate_run(self, run_id: UUID, reason: str, actor: str) -> None:
-        self._save([run_model.reinstate(self.get_run(run_id), reason, actor)])
+        self._save([run_rules.reinstate(self.get_run(run_id), reason, actor)])
 
     def correct_score(
         self, run_id: UUID, new_score: float | None, reason: str, actor: str
     ) -> float | None:
         run = self.get_run(run_id)
-        self._save([run_model.correct_score(run, new_score, reason, actor)])
+        self._save([run_rules.correct_score(run, new_score, reason, actor)])
         return run.score
 
     def record_cells(self, run_id: UUID, cells: Sequence[Cell]) -> int:
         run = self.get_run(run_id)
-        fresh = run_model.new_cells(run, cells)
+        fresh = run_rules.new_cells(run, cells)
         if not fresh:
             return 0
         self._save(

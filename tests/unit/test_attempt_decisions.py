@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 from domain import run as run_model
+from domain import run_rules
 from domain.records import RunStatus
 from domain.run import Run
 from domain.signature import AttemptClaimed, claim, decide, mutate
@@ -12,7 +13,7 @@ NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
 def attempt(status: RunStatus, *, invalidated: bool = False, lease_left: float = -60) -> Run:
-    event = run_model.begin(
+    event = run_rules.begin(
         uuid4(),
         run_key="k",
         benchmark="b",

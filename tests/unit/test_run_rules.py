@@ -5,6 +5,7 @@ from uuid import uuid4
 import pytest
 
 from domain import run as run_model
+from domain import run_rules
 from domain.errors import (
     CellConflictError,
     InvalidationStateError,
@@ -22,7 +23,7 @@ def started() -> Run:
             benchmark="bfcl", agent="eliza", model="m", status=RunStatus.SUCCEEDED, score=1.0
         )
     )
-    event = run_model.start(uuid4(), record, source="executed")
+    event = run_rules.start(uuid4(), record, source="executed")
     run = run_model.mutate(event, None)
     assert run is not None
     return run
@@ -39,7 +40,7 @@ def cell(key: str, outcome: str = "passed", score: float | None = 1.0) -> Cell:
 
 
 def record_cells(run: Run, *cells: Cell) -> Run:
-    fresh = run_model.new_cells(run, cells)
+    fresh = run_rules.new_cells(run, cells)
     return apply(
         run,
         run_model.CellsRecorded(
@@ -51,49 +52,49 @@ def record_cells(run: Run, *cells: Cell) -> Run:
 class TestCells:
     def test_a_repeated_cell_with_the_same_payload_is_a_no_op(self) -> None:
         run = record_cells(started(), cell("a"), cell("b"))
-        assert run_model.new_cells(run, [cell("a"), cell("c")]) == [cell("c")]
+        assert run_rules.new_cells(run, [cell("a"), cell("c")]) == [cell("c")]
 
     def test_a_repeated_cell_with_a_different_payload_is_refused(self) -> None:
         run = record_cells(started(), cell("a"))
         with pytest.raises(CellConflictError, match="'a'"):
-            run_model.new_cells(run, [cell("a", "failed", 0.0)])
+            run_rules.new_cells(run, [cell("a", "failed", 0.0)])
 
     def test_two_payloads_for_one_key_in_one_batch_are_refused(self) -> None:
         with pytest.raises(CellConflictError):
-            run_model.new_cells(started(), [cell("a"), cell("a", "failed", 0.0)])
+            run_rules.new_cells(started(), [cell("a"), cell("a", "failed", 0.0)])
 
     def test_an_imported_run_drops_exact_repeats_and_refuses_conflicts(self) -> None:
-        assert run_model.unique_cells([cell("a"), cell("a")], where="f") == [cell("a")]
+        assert run_rules.unique_cells([cell("a"), cell("a")], where="f") == [cell("a")]
         with pytest.raises(CellConflictError, match="f: cell 'a'"):
-            run_model.unique_cells([cell("a"), cell("a", "error", None)], where="f")
+            run_rules.unique_cells([cell("a"), cell("a", "error", None)], where="f")
 
     def test_no_cells_are_accepted_after_the_run_finished(self) -> None:
         run = started()
-        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=1.0))
+        run = apply(run, run_rules.finish(run, status=RunStatus.SUCCEEDED, score=1.0))
         with pytest.raises(RunAlreadyFinishedError):
-            run_model.new_cells(run, [cell("z")])
+            run_rules.new_cells(run, [cell("z")])
 
     def test_finishing_clears_the_cell_fingerprints_from_state(self) -> None:
         run = record_cells(started(), cell("a"))
-        run = apply(run, run_model.finish(run, status=RunStatus.FAILED))
+        run = apply(run, run_rules.finish(run, status=RunStatus.FAILED))
         assert run.cell_digests == {}
 
 
 class TestFinishing:
     def test_a_run_finishes_once(self) -> None:
         run = started()
-        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=0.5))
+        run = apply(run, run_rules.finish(run, status=RunStatus.SUCCEEDED, score=0.5))
         with pytest.raises(RunAlreadyFinishedError):
-            run_model.finish(run, status=RunStatus.FAILED)
+            run_rules.finish(run, status=RunStatus.FAILED)
 
     def test_a_score_cannot_be_corrected_before_the_run_finished(self) -> None:
         with pytest.raises(RunNotFinishedError):
-            run_model.correct_score(started(), 0.3, "r", "me")
+            run_rules.correct_score(started(), 0.3, "r", "me")
 
     def test_a_correction_keeps_the_old_score_on_the_event(self) -> None:
         run = started()
-        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=0.5))
-        event = run_model.correct_score(run, 0.4, "grader bug", "me")
+        run = apply(run, run_rules.finish(run, status=RunStatus.SUCCEEDED, score=0.5))
+        event = run_rules.correct_score(run, 0.4, "grader bug", "me")
         assert (event.old_score, event.new_score) == (0.5, 0.4)
         assert apply(run, event).score == 0.4
 
@@ -101,14 +102,14 @@ class TestFinishing:
 class TestInvalidation:
     def test_invalidate_then_reinstate(self) -> None:
         run = started()
-        run = apply(run, run_model.invalidate(run, "leak", "me"))
+        run = apply(run, run_rules.invalidate(run, "leak", "me"))
         assert run.invalidated
         with pytest.raises(InvalidationStateError):
-            run_model.invalidate(run, "again", "me")
-        run = apply(run, run_model.reinstate(run, "fine", "me"))
+            run_rules.invalidate(run, "again", "me")
+        run = apply(run, run_rules.reinstate(run, "fine", "me"))
         assert not run.invalidated
         with pytest.raises(InvalidationStateError):
-            run_model.reinstate(run, "again", "me")
+            run_rules.reinstate(run, "again", "me")
 
 
 class TestStaleness:
@@ -116,7 +117,7 @@ class TestStaleness:
         from datetime import UTC, datetime, timedelta
 
         now = datetime(2026, 5, 1, tzinfo=UTC)
-        event = run_model.begin(
+        event = run_rules.begin(
             uuid4(),
             run_key="k",
             benchmark="b",
@@ -141,17 +142,17 @@ class TestStaleness:
         from datetime import UTC, datetime
 
         run = self.leased(60)
-        assert run_model.stale_reason(run, datetime(2026, 5, 1, tzinfo=UTC), 0) is None
+        assert run_rules.stale_reason(run, datetime(2026, 5, 1, tzinfo=UTC), 0) is None
         with pytest.raises(RuleViolationError):
-            run_model.recover(run, datetime(2026, 5, 1, tzinfo=UTC), 0, "me")
+            run_rules.recover(run, datetime(2026, 5, 1, tzinfo=UTC), 0, "me")
 
     def test_an_expired_lease_is_stale_after_the_grace(self) -> None:
         from datetime import UTC, datetime, timedelta
 
         run = self.leased(0)
         later = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(seconds=30)
-        assert run_model.stale_reason(run, later, 0) == "lease_expired"
-        assert run_model.stale_reason(run, later, 60) is None
+        assert run_rules.stale_reason(run, later, 0) == "lease_expired"
+        assert run_rules.stale_reason(run, later, 60) is None
 
     def test_a_run_without_a_lease_is_judged_by_age(self) -> None:
         from datetime import timedelta
@@ -159,11 +160,11 @@ class TestStaleness:
         record = RunRecord(
             header=RunHeader(benchmark="b", agent="a", model="m", status=RunStatus.SUCCEEDED)
         )
-        run = run_model.mutate(run_model.start(uuid4(), record, source="imported"), None)
+        run = run_model.mutate(run_rules.start(uuid4(), record, source="imported"), None)
         assert run is not None
         now = run.created_on + timedelta(hours=1)
-        assert run_model.stale_reason(run, now, 0, age_cutoff=6 * 3600) is None
-        assert run_model.stale_reason(run, now, 0, age_cutoff=600) == (
+        assert run_rules.stale_reason(run, now, 0, age_cutoff=6 * 3600) is None
+        assert run_rules.stale_reason(run, now, 0, age_cutoff=600) == (
             "no_lease_and_older_than_cutoff"
         )
 
@@ -172,7 +173,7 @@ class TestStaleness:
 
         run = self.leased(0)
         later = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(seconds=1)
-        run = apply(run, run_model.recover(run, later, 0, "sweeper"))
+        run = apply(run, run_rules.recover(run, later, 0, "sweeper"))
         assert run.status is RunStatus.RECOVERED and not run.finished
-        run = apply(run, run_model.finish(run, status=RunStatus.SUCCEEDED, score=1.0))
+        run = apply(run, run_rules.finish(run, status=RunStatus.SUCCEEDED, score=1.0))
         assert run.status is RunStatus.SUCCEEDED

@@ -1,0 +1,281 @@
+"""The rules of a run's life: what may be recorded next, and the event that records it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from domain.errors import (
+    CellConflictError,
+    InvalidationStateError,
+    RuleViolationError,
+    RunAlreadyFinishedError,
+    RunNotFinishedError,
+)
+from domain.records import Cell, RunRecord, RunStatus, SourceFile
+from domain.run import (
+    LeaseRenewed,
+    Run,
+    RunFinished,
+    RunInvalidated,
+    RunReinstated,
+    RunStarted,
+    RunSuperseded,
+    ScoreCorrected,
+    StaleRunRecovered,
+)
+
+
+def new_cells(run: Run, cells: Sequence[Cell]) -> list[Cell]:
+    """Cells not recorded yet; a repeated key must repeat its payload exactly."""
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has finished; its cells are closed")
+    fresh: dict[str, Cell] = {}
+    for cell in cells:
+        seen = run.cell_digests.get(cell.key)
+        if seen is None:
+            earlier = fresh.get(cell.key)
+            if earlier is not None and earlier != cell:
+                raise CellConflictError(
+                    f"cell '{cell.key}' appears twice in one batch with different payloads"
+                )
+            fresh[cell.key] = cell
+        elif seen != cell.digest():
+            raise CellConflictError(
+                f"cell '{cell.key}' of run {run.id} was already recorded with another payload"
+            )
+    return list(fresh.values())
+
+
+def unique_cells(cells: Iterable[Cell], *, where: str) -> list[Cell]:
+    """Cells of a run being imported whole: repeats are dropped, conflicts refused."""
+    by_key: dict[str, Cell] = {}
+    for cell in cells:
+        earlier = by_key.setdefault(cell.key, cell)
+        if earlier is not cell and earlier != cell:
+            raise CellConflictError(
+                f"{where}: cell '{cell.key}' appears twice with different payloads"
+            )
+    return list(by_key.values())
+
+
+def start(
+    run_id: UUID,
+    record: RunRecord,
+    *,
+    source: Literal["executed", "imported"],
+    source_file: SourceFile | None = None,
+    run_group_id: UUID | None = None,
+    attempt: int | None = None,
+    content_sha256: str | None = None,
+) -> RunStarted:
+    header = record.header
+    return RunStarted(
+        originator_id=run_id,
+        originator_version=1,
+        run_key=header.natural_key(),
+        benchmark=header.benchmark,
+        agent=header.agent,
+        provider=header.provider,
+        model=header.model,
+        config=header.config,
+        signature=header.signature,
+        comparison_signature=header.comparison_signature,
+        attempt=attempt,
+        run_group_id=run_group_id,
+        source=source,
+        source_format=source_file.format if source_file else None,
+        source_path=source_file.path if source_file else None,
+        source_sha256=source_file.sha256 if source_file else None,
+        content_sha256=content_sha256,
+        started_at=header.started_at,
+        provenance={**header.provenance, **record.supplement},
+    )
+
+
+def finish_from_record(
+    run_id: UUID, version: int, record: RunRecord
+) -> RunFinished | StaleRunRecovered:
+    """How an imported run ended; a source's interrupted run is recorded as recovered."""
+    header = record.header
+    if header.status is RunStatus.RECOVERED:
+        return StaleRunRecovered(
+            originator_id=run_id,
+            originator_version=version,
+            policy="recovered_by_source",
+            stale_seconds=0,
+            lease_expires_at=None,
+            last_heard_at=header.ended_at or header.started_at or datetime.now(UTC),
+            actor="import",
+            detail=header.error,
+        )
+    duration = None
+    if header.started_at and header.ended_at:
+        duration = (header.ended_at - header.started_at).total_seconds()
+    return RunFinished(
+        originator_id=run_id,
+        originator_version=version,
+        status=header.status,
+        score=header.score,
+        unit=header.unit,
+        higher_is_better=header.higher_is_better,
+        metrics=header.metrics,
+        tokens=header.tokens,
+        duration_seconds=duration,
+        error=header.error,
+        ended_at=header.ended_at,
+    )
+
+
+def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
+    if run.invalidated:
+        raise InvalidationStateError(f"run {run.id} is already invalidated")
+    return RunInvalidated(
+        originator_id=run.id, originator_version=run.version + 1, reason=reason, actor=actor
+    )
+
+
+def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
+    if run.superseded_by is not None:
+        raise InvalidationStateError(
+            f"run {run.id} was superseded by {run.superseded_by}; reinstate that run's source"
+        )
+    if not run.invalidated:
+        raise InvalidationStateError(f"run {run.id} is not invalidated")
+    return RunReinstated(
+        originator_id=run.id, originator_version=run.version + 1, reason=reason, actor=actor
+    )
+
+
+def correct_score(run: Run, new_score: float | None, reason: str, actor: str) -> ScoreCorrected:
+    if not run.finished:
+        raise RunNotFinishedError(f"run {run.id} has not finished; there is no score to correct")
+    return ScoreCorrected(
+        originator_id=run.id,
+        originator_version=run.version + 1,
+        old_score=run.score,
+        new_score=new_score,
+        reason=reason,
+        actor=actor,
+    )
+
+
+def ensure_open(run: Run) -> None:
+    """A run finishes once, even after a recovery."""
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has already finished ({run.status})")
+
+
+def finish(run: Run, *, version: int | None = None, **outcome: Any) -> RunFinished:
+    """Close an open run with its outcome (at `version` when cells precede it)."""
+    ensure_open(run)
+    return RunFinished(
+        originator_id=run.id, originator_version=version or run.version + 1, **outcome
+    )
+
+
+def renew_lease(run: Run, expires_at: datetime) -> LeaseRenewed:
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has finished; its lease is over")
+    return LeaseRenewed(
+        originator_id=run.id, originator_version=run.version + 1, expires_at=expires_at
+    )
+
+
+def stale_reason(
+    run: Run, now: datetime, stale_seconds: float, age_cutoff: float | None = None
+) -> str | None:
+    """Why an open run counts as stale now, or None while it may still be alive.
+
+    A leased run is stale once its lease has been expired for `stale_seconds`; a run
+    without a lease (imported while running) once nothing was heard of it for
+    `age_cutoff` seconds (default: `stale_seconds`).
+    """
+    if run.status is not RunStatus.RUNNING:
+        return None
+    if run.lease_expires_at is not None:
+        overdue = (now - run.lease_expires_at).total_seconds()
+        return "lease_expired" if overdue >= stale_seconds else None
+    quiet = (now - (run.last_heard_at or run.created_on)).total_seconds()
+    cutoff = stale_seconds if age_cutoff is None else age_cutoff
+    return "no_lease_and_older_than_cutoff" if quiet >= cutoff else None
+
+
+def recover(
+    run: Run, now: datetime, stale_seconds: float, actor: str, age_cutoff: float | None = None
+) -> StaleRunRecovered:
+    policy = stale_reason(run, now, stale_seconds, age_cutoff)
+    if policy is None:
+        raise RuleViolationError(f"run {run.id} is not stale (status {run.status})")
+    return StaleRunRecovered(
+        originator_id=run.id,
+        originator_version=run.version + 1,
+        policy=policy,
+        stale_seconds=stale_seconds if run.lease_expires_at else (age_cutoff or stale_seconds),
+        lease_expires_at=run.lease_expires_at,
+        last_heard_at=run.last_heard_at or run.created_on,
+        actor=actor,
+    )
+
+
+def begin(
+    run_id: UUID,
+    *,
+    run_key: str,
+    benchmark: str,
+    agent: str,
+    provider: str,
+    model: str,
+    config: dict[str, Any],
+    attempt: int,
+    run_group_id: UUID | None,
+    command: list[str],
+    cwd: str,
+    host: str,
+    started_at: datetime,
+    lease_expires_at: datetime,
+    run_dir: str,
+    code_versions: dict[str, str] | None = None,
+) -> RunStarted:
+    """The start of an executed run, under a lease its process keeps renewing."""
+    from domain.signatures import comparison_signature, signature
+
+    return RunStarted(
+        originator_id=run_id,
+        originator_version=1,
+        run_key=run_key,
+        benchmark=benchmark,
+        agent=agent,
+        provider=provider,
+        model=model,
+        config=config,
+        signature=signature(benchmark, agent, provider, model, config),
+        comparison_signature=comparison_signature(benchmark, provider, model, config),
+        attempt=attempt,
+        run_group_id=run_group_id,
+        command=command,
+        cwd=cwd,
+        host=host,
+        code_versions=code_versions or {},
+        source="executed",
+        started_at=started_at,
+        lease_expires_at=lease_expires_at,
+        run_dir=run_dir,
+    )
+
+
+def supersede(
+    run: Run, by_run_id: UUID, reason: str, actor: str, source_sha256: str | None
+) -> RunSuperseded:
+    if run.superseded_by is not None:
+        raise RuleViolationError(f"run {run.id} is already superseded by {run.superseded_by}")
+    return RunSuperseded(
+        originator_id=run.id,
+        originator_version=run.version + 1,
+        by_run_id=by_run_id,
+        reason=reason,
+        actor=actor,
+        source_sha256=source_sha256,
+    )
