@@ -114,14 +114,7 @@ def invalidate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_jso
     Example:
         benchledger invalidate 3fa9c2d1 --reason "leaked test set"
     """
-    row = ctx.queries().find_run(run)
-    ctx.services.ledger.invalidate_run(UUID(row["run_id"]), reason, actor(by))
-    ctx.services.runner.catch_up()
-    _receipt(
-        as_json,
-        {"run_id": row["run_id"], "invalidated": True, "reason": reason},
-        f"Invalidated run {short(row['run_id'])}: {reason}",
-    )
+    _set_validity(ctx, run, reason, by, as_json, invalidated=True)
 
 
 @click.command()
@@ -137,14 +130,7 @@ def reinstate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_json
     Example:
         benchledger reinstate 3fa9c2d1 --reason "leak ruled out"
     """
-    row = ctx.queries().find_run(run)
-    ctx.services.ledger.reinstate_run(UUID(row["run_id"]), reason, actor(by))
-    ctx.services.runner.catch_up()
-    _receipt(
-        as_json,
-        {"run_id": row["run_id"], "invalidated": False, "reason": reason},
-        f"Reinstated run {short(row['run_id'])}: {reason}",
-    )
+    _set_validity(ctx, run, reason, by, as_json, invalidated=False)
 
 
 @click.command(name="correct-score")
@@ -194,6 +180,22 @@ def demo(ctx: LedgerContext) -> None:
         f"Demo ledger at {ctx.settings.db_path}: {counts['runs']} runs, {counts['cells']} cells, "
         f"{counts['benchmarks']} benchmarks, {counts['events']} events "
         f"({imported} of {len(summary.files)} files newly imported)"
+    )
+
+
+def _set_validity(
+    ctx: LedgerContext, run: str, reason: str, by: str | None, as_json: bool, *, invalidated: bool
+) -> None:
+    row = ctx.queries().find_run(run)
+    ledger = ctx.services.ledger
+    change = ledger.invalidate_run if invalidated else ledger.reinstate_run
+    change(UUID(row["run_id"]), reason, actor(by))
+    ctx.services.runner.catch_up()
+    verb = "Invalidated" if invalidated else "Reinstated"
+    _receipt(
+        as_json,
+        {"run_id": row["run_id"], "invalidated": invalidated, "reason": reason},
+        f"{verb} run {short(row['run_id'])}: {reason}",
     )
 
 

@@ -43,3 +43,32 @@ def write_json(path: Path, doc: Any) -> Path:
 def write_jsonl(path: Path, lines: Sequence[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
+
+
+def leased_run(started_at: Any, lease_expires_at: Any) -> Any:
+    """An executed run just started under a lease (the Run aggregate's state)."""
+    from uuid import uuid4
+
+    from domain import run as run_model
+    from domain import run_rules
+
+    event = run_rules.begin(
+        uuid4(),
+        run_key="k",
+        benchmark="b",
+        agent="a",
+        provider="p",
+        model="m",
+        config={},
+        attempt=1,
+        run_group_id=None,
+        command=["x"],
+        cwd=".",
+        host="h",
+        started_at=started_at,
+        lease_expires_at=lease_expires_at,
+        run_dir="d",
+    )
+    run = run_model.mutate(event, None)
+    assert run is not None
+    return run

@@ -3,35 +3,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
-from domain import run as run_model
-from domain import run_rules
 from domain.records import RunStatus
 from domain.run import Run
 from domain.signature import AttemptClaimed, claim, decide, mutate
+from tests.helpers import leased_run
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
 def attempt(status: RunStatus, *, invalidated: bool = False, lease_left: float = -60) -> Run:
-    event = run_rules.begin(
-        uuid4(),
-        run_key="k",
-        benchmark="b",
-        agent="a",
-        provider="p",
-        model="m",
-        config={},
-        attempt=1,
-        run_group_id=None,
-        command=["x"],
-        cwd=".",
-        host="h",
-        started_at=NOW - timedelta(minutes=10),
-        lease_expires_at=NOW + timedelta(seconds=lease_left),
-        run_dir="d",
-    )
-    run = run_model.mutate(event, None)
-    assert run is not None
+    run = leased_run(NOW - timedelta(minutes=10), NOW + timedelta(seconds=lease_left))
     if status is not RunStatus.RUNNING:
         run = run.model_copy(update={"status": status})
     return run.model_copy(update={"invalidated": invalidated})

@@ -15,6 +15,7 @@ from domain.errors import (
 )
 from domain.records import Cell, RunHeader, RunRecord, RunStatus
 from domain.run import Run
+from tests.helpers import leased_run
 
 
 def started() -> Run:
@@ -117,25 +118,7 @@ class TestStaleness:
         from datetime import UTC, datetime, timedelta
 
         now = datetime(2026, 5, 1, tzinfo=UTC)
-        event = run_rules.begin(
-            uuid4(),
-            run_key="k",
-            benchmark="b",
-            agent="a",
-            provider="p",
-            model="m",
-            config={},
-            attempt=1,
-            run_group_id=None,
-            command=["x"],
-            cwd=".",
-            host="h",
-            started_at=now,
-            lease_expires_at=now + timedelta(seconds=lease_left),
-            run_dir="d",
-        )
-        run = run_model.mutate(event, None)
-        assert run is not None
+        run: Run = leased_run(now, now + timedelta(seconds=lease_left))
         return run
 
     def test_a_run_under_a_live_lease_is_never_stale(self) -> None:
