@@ -1,1 +1,1 @@
-"""The outside world: event store wiring, result formats, runner, exporters."""
+"""The outside world, in rooms: store, execution, publication and formats."""

@@ -14,11 +14,11 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
 
-from adapters.formats import native
-from adapters.importer import FileReport, Importer
-from domain.ledger import Ledger
-from domain.records import Cell, CellOutcome, RunHeader, RunRecord, RunStatus
-from domain.signatures import run_id_for
+from benchledger.adapters.formats import native
+from benchledger.adapters.store.importer import FileReport, Importer
+from benchledger.domain.ledger import Ledger
+from benchledger.domain.records import Cell, CellOutcome, RunHeader, RunRecord, RunStatus
+from benchledger.domain.signatures import run_id_for
 
 BENCHMARKS = (
     # id, unit, higher_is_better, cells, difficulty

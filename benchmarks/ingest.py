@@ -13,10 +13,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from adapters.bootstrap import Settings, build
-from adapters.formats import native
-from adapters.importer import Importer
-from domain.records import Cell, RunHeader, RunRecord, RunStatus
+from benchledger.adapters.formats import native
+from benchledger.adapters.store.bootstrap import Settings, build
+from benchledger.adapters.store.importer import Importer
+from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus
 
 SEED = 20261001
 RUNS_PER_FILE = 10

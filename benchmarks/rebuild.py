@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ingest import baseline, write_inputs
 
-from adapters.bootstrap import Settings, build
-from adapters.importer import Importer
+from benchledger.adapters.store.bootstrap import Settings, build
+from benchledger.adapters.store.importer import Importer
 
 
 def main() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from commands import compare, export, gates, operate, publish, read, write
-from commands import run as run_commands
-from commands.context import LedgerContext, LedgerGroup
+from benchledger.commands import compare, export, gates, operate, publish, read, write
+from benchledger.commands import run as run_commands
+from benchledger.commands.context import LedgerContext, LedgerGroup
 
 
 @click.group(cls=LedgerGroup)

@@ -8,10 +8,10 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from adapters import compare as comparisons
-from adapters.compare import Side
-from commands.context import LedgerContext, actor, as_of_option
-from commands.output import short
+from benchledger.adapters.publication import compare as comparisons
+from benchledger.adapters.publication.compare import Side
+from benchledger.commands.context import LedgerContext, actor, as_of_option
+from benchledger.commands.output import short
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -13,10 +13,10 @@ import click
 from eventsourcing.domain import EventSourcingError
 from pydantic import ValidationError
 
-from adapters.bootstrap import Services, Settings, build
-from adapters.queries import Queries
-from domain.errors import LedgerError
-from projections.store import ReadModelStore
+from benchledger.adapters.publication.queries import Queries
+from benchledger.adapters.store.bootstrap import Services, Settings, build
+from benchledger.domain.errors import LedgerError
+from benchledger.projections.store import ReadModelStore
 
 
 class LedgerContext:

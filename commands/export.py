@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from adapters.exports import export_latest
-from adapters.publication import load
-from adapters.viewer_export import export_viewer_data
-from commands.context import LedgerContext, as_of_option
-from commands.publish import benchmark_filters, split
+from benchledger.adapters.publication.exports import export_latest
+from benchledger.adapters.publication.publication import load
+from benchledger.adapters.publication.viewer_export import export_viewer_data
+from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.commands.publish import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from adapters import gates as checks
-from adapters import review as packages
-from adapters import review_check
-from adapters.publication import load
-from commands.context import LedgerContext, actor, as_of_option
-from commands.output import emit, output_options, short, stderr
-from commands.publish import benchmark_filters, split
+from benchledger.adapters.publication import gates as checks
+from benchledger.adapters.publication import review as packages
+from benchledger.adapters.publication import review_check
+from benchledger.adapters.publication.publication import load
+from benchledger.commands.context import LedgerContext, actor, as_of_option
+from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.commands.publish import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -8,10 +8,10 @@ from dataclasses import asdict
 
 import click
 
-from adapters.formats import native
-from adapters.verify import verify as verify_chain
-from commands.context import LedgerContext
-from commands.output import stderr
+from benchledger.adapters.formats import native
+from benchledger.adapters.store.verify import verify as verify_chain
+from benchledger.commands.context import LedgerContext
+from benchledger.commands.output import stderr
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -85,7 +85,7 @@ def serve(ctx: LedgerContext, host: str, port: int) -> None:
     Example:
         benchledger serve --port 8001
     """
-    from adapters.browse import serve as serve_datasette
+    from benchledger.adapters.publication.browse import serve as serve_datasette
 
     ctx.services.runner.catch_up()
     path = ctx.settings.db_path

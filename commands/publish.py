@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 import click
 
-from adapters.publication import load
-from commands.context import LedgerContext, as_of_option
-from commands.output import emit, output_options, short
+from benchledger.adapters.publication.publication import load
+from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.commands.output import emit, output_options, short
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

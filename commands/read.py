@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from commands.context import LedgerContext, as_of_option
-from commands.output import emit, output_options, short
+from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.commands.output import emit, output_options, short
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

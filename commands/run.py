@@ -14,8 +14,8 @@ from uuid import UUID
 import click
 from pydantic import ValidationError
 
-from adapters import formats
-from adapters.registry import (
+from benchledger.adapters import formats
+from benchledger.adapters.execution.registry import (
     DEFAULT_REGISTRY,
     BenchmarkSpec,
     Profile,
@@ -23,13 +23,13 @@ from adapters.registry import (
     load_registry,
     split_ids,
 )
-from adapters.registry import (
+from benchledger.adapters.execution.registry import (
     inventory as check_inventory,
 )
-from adapters.runner import Runner, RunRequest, register
-from commands.context import LedgerContext, actor
-from commands.output import emit, output_options, short, stderr
-from domain.signature import Mode
+from benchledger.adapters.execution.runner import Runner, RunRequest, register
+from benchledger.commands.context import LedgerContext, actor
+from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.domain.signature import Mode
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -10,11 +10,11 @@ from uuid import UUID
 
 import click
 
-from adapters.demo import build_demo
-from adapters.importer import FileReport, Importer, discover
-from commands.context import LedgerContext, actor
-from commands.output import emit, output_options, short, stderr
-from domain.errors import InputFormatError
+from benchledger.adapters.demo import build_demo
+from benchledger.adapters.store.importer import FileReport, Importer, discover
+from benchledger.commands.context import LedgerContext, actor
+from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.domain.errors import InputFormatError
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -8,6 +8,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PACKAGE = "benchledger"
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -26,6 +28,16 @@ class Event(Immutable):
 
     # Bump when an event's schema changes and add an upcast_vN_vN+1 method.
     class_version: ClassVar[int] = 1
+
+    # The stored topic names an event by its module inside the project
+    # (`domain.run:RunStarted`), not by where the package happens to be installed,
+    # so a ledger's events keep their names when the install layout changes.
+    TOPIC: ClassVar[str]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls.TOPIC = f"{cls.__module__.removeprefix(PACKAGE + '.')}:{cls.__qualname__}"
 
     @classmethod
     def event_type(cls) -> str:

@@ -6,8 +6,8 @@ from datetime import date
 from functools import singledispatch
 from uuid import UUID
 
-from domain.base import Aggregate, Event
-from domain.records import FiniteFloat
+from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.records import FiniteFloat
 
 
 class BenchmarkRegistered(Event):

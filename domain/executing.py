@@ -9,13 +9,13 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
-from domain import run as run_model
-from domain import run_group as group_model
-from domain import run_rules
-from domain import signature as signature_model
-from domain.base import Event
-from domain.errors import ConcurrencyError
-from domain.ledger_base import (
+from benchledger.domain import run as run_model
+from benchledger.domain import run_group as group_model
+from benchledger.domain import run_rules
+from benchledger.domain import signature as signature_model
+from benchledger.domain.base import Event
+from benchledger.domain.errors import ConcurrencyError
+from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
     LedgerBase,
@@ -24,10 +24,10 @@ from domain.ledger_base import (
     _project,
     _utc_now,
 )
-from domain.records import Cell
-from domain.run import Run
-from domain.signature import Mode, Signature
-from domain.signatures import (
+from benchledger.domain.records import Cell
+from benchledger.domain.run import Run
+from benchledger.domain.signature import Mode, Signature
+from benchledger.domain.signatures import (
     natural_id,
     signature,
     signature_id_for,

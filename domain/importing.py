@@ -6,26 +6,26 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 from uuid import UUID
 
-from domain import benchmark as benchmark_model
-from domain import result_import, run_rules
-from domain import run as run_model
-from domain import run_group as group_model
-from domain.base import Event
-from domain.errors import (
+from benchledger.domain import benchmark as benchmark_model
+from benchledger.domain import result_import, run_rules
+from benchledger.domain import run as run_model
+from benchledger.domain import run_group as group_model
+from benchledger.domain.base import Event
+from benchledger.domain.errors import (
     ConcurrencyError,
     ImportConflictError,
     RuleViolationError,
 )
-from domain.ledger_base import (
+from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
     ImportOutcome,
     LedgerBase,
     RunOutcome,
 )
-from domain.records import RunRecord, SkipRecord, SourceFile
-from domain.run import Run
-from domain.signatures import (
+from benchledger.domain.records import RunRecord, SkipRecord, SourceFile
+from benchledger.domain.run import Run
+from benchledger.domain.signatures import (
     benchmark_id_for,
     import_id_for,
     natural_id,

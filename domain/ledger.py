@@ -7,13 +7,13 @@ from datetime import date
 from typing import Any
 from uuid import UUID, uuid4
 
-from domain import benchmark as benchmark_model
-from domain import run as run_model
-from domain import run_rules, verdicts
-from domain.errors import ConcurrencyError
-from domain.executing import Executing
-from domain.importing import Importing
-from domain.ledger_base import (
+from benchledger.domain import benchmark as benchmark_model
+from benchledger.domain import run as run_model
+from benchledger.domain import run_rules, verdicts
+from benchledger.domain.errors import ConcurrencyError
+from benchledger.domain.executing import Executing
+from benchledger.domain.importing import Importing
+from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
     ImportOutcome,
@@ -22,8 +22,8 @@ from domain.ledger_base import (
     Skip,
     StartedAttempt,
 )
-from domain.records import Cell
-from domain.signatures import (
+from benchledger.domain.records import Cell
+from benchledger.domain.signatures import (
     benchmark_id_for,
     natural_id,
 )

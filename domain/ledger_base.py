@@ -12,18 +12,18 @@ from uuid import UUID, uuid4
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
 
-from domain import benchmark as benchmark_model
-from domain import run as run_model
-from domain import run_group as group_model
-from domain.base import Aggregate, Event
-from domain.benchmark import Benchmark
-from domain.errors import (
+from benchledger.domain import benchmark as benchmark_model
+from benchledger.domain import run as run_model
+from benchledger.domain import run_group as group_model
+from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.benchmark import Benchmark
+from benchledger.domain.errors import (
     ConcurrencyError,
     NotFoundError,
 )
-from domain.run import Run
-from domain.run_group import RunGroup
-from domain.signatures import (
+from benchledger.domain.run import Run
+from benchledger.domain.run_group import RunGroup
+from benchledger.domain.signatures import (
     benchmark_id_for,
 )
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from domain.signatures import comparison_signature, sha256_hex, signature
+from benchledger.domain.signatures import comparison_signature, sha256_hex, signature
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from domain.base import Event
+from benchledger.domain.base import Event
 
 
 class ResultFileImported(Event):

@@ -10,8 +10,8 @@ from uuid import UUID
 
 from pydantic import Field
 
-from domain.base import Aggregate, Event
-from domain.records import (
+from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.records import (
     FINISHED_STATUSES,
     Cell,
     FiniteFloat,

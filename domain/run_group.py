@@ -8,8 +8,8 @@ from uuid import UUID
 
 from pydantic import Field
 
-from domain.base import Aggregate, Event
-from domain.errors import RuleViolationError
+from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.errors import RuleViolationError
 
 
 class RunGroupOpened(Event):

@@ -7,15 +7,15 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from domain.errors import (
+from benchledger.domain.errors import (
     CellConflictError,
     InvalidationStateError,
     RuleViolationError,
     RunAlreadyFinishedError,
     RunNotFinishedError,
 )
-from domain.records import Cell, RunRecord, RunStatus, SourceFile
-from domain.run import (
+from benchledger.domain.records import Cell, RunRecord, RunStatus, SourceFile
+from benchledger.domain.run import (
     LeaseRenewed,
     Run,
     RunFinished,
@@ -240,7 +240,7 @@ def begin(
     code_versions: dict[str, str] | None = None,
 ) -> RunStarted:
     """The start of an executed run, under a lease its process keeps renewing."""
-    from domain.signatures import comparison_signature, signature
+    from benchledger.domain.signatures import comparison_signature, signature
 
     return RunStarted(
         originator_id=run_id,

@@ -14,9 +14,9 @@ from functools import singledispatch
 from typing import Literal
 from uuid import UUID
 
-from domain.base import Aggregate, Event
-from domain.records import RunStatus
-from domain.run import Run
+from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.records import RunStatus
+from benchledger.domain.run import Run
 
 Mode = Literal["first", "default", "rerun_failed", "force"]
 

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from pydantic import Field
 
-from domain.base import Event
+from benchledger.domain.base import Event
 
 GateName = Literal["publishability", "comparability", "readiness", "calibration"]
 

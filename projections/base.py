@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from uuid import UUID
 
-from domain.base import Event
+from benchledger.domain.base import Event
 
 # A statement over table placeholders with one parameter row, or a list of rows.
 Params = tuple[Any, ...] | dict[str, Any]

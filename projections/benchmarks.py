@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.benchmark import BenchmarkRegistered, HighScoreReferenced
-from projections.base import Change, Envelope, Projection, Table, iso
+from benchledger.domain.benchmark import BenchmarkRegistered, HighScoreReferenced
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso
 
 REGISTER = (
     "INSERT INTO [{benchmarks}] (benchmark, directory, unit, higher_is_better, description, "

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 from pydantic_core import to_json
 
-from domain.run import CellsRecorded
-from projections.base import Change, Envelope, Projection, Table
+from benchledger.domain.run import CellsRecorded
+from benchledger.projections.base import Change, Envelope, Projection, Table
 
 INSERT = "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics) VALUES (?, ?, ?, ?, ?)"
 

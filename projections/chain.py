@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
-from domain.errors import TamperError
-from projections.base import Change, Envelope, Projection, Table
+from benchledger.domain.errors import TamperError
+from benchledger.projections.base import Change, Envelope, Projection, Table
 
 GENESIS = "0" * 64
 INSERT = "INSERT INTO [{chain}] (position, event_sha256, chain_sha256) VALUES (?, ?, ?)"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from domain.run import CellsRecorded
-from projections.base import Change, Envelope, Projection, Table, iso
+from benchledger.domain.run import CellsRecorded
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso
 
 INSERT = (
     "INSERT INTO [{events}] (position, stream, version, type, time, data) VALUES (?, ?, ?, ?, ?, ?)"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.result_import import ResultFileImported
-from projections.base import Change, Envelope, Projection, Table, iso, uid
+from benchledger.domain.result_import import ResultFileImported
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, uid
 
 INSERT = (
     "INSERT INTO [{imports}] (sha256, path, format, size, runs, run_group_id, imported_at, "

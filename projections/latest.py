@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.publication import agent_marker, is_synthetic, non_real_marker
-from domain.run import (
+from benchledger.domain.publication import agent_marker, is_synthetic, non_real_marker
+from benchledger.domain.run import (
     RunFinished,
     RunInvalidated,
     RunReinstated,
@@ -21,7 +21,7 @@ from domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
-from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 ROW: dict[str, type] = {
     "benchmark": str,

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from projections.base import Projection
-from projections.benchmarks import BenchmarksProjection
-from projections.cells import CellsProjection
-from projections.chain import ChainProjection
-from projections.events import EventsProjection
-from projections.imports import ImportsProjection
-from projections.latest import LatestProjection
-from projections.run_groups import RunGroupsProjection
-from projections.runs import RunsProjection
-from projections.verdicts import VerdictsProjection
+from benchledger.projections.base import Projection
+from benchledger.projections.benchmarks import BenchmarksProjection
+from benchledger.projections.cells import CellsProjection
+from benchledger.projections.chain import ChainProjection
+from benchledger.projections.events import EventsProjection
+from benchledger.projections.imports import ImportsProjection
+from benchledger.projections.latest import LatestProjection
+from benchledger.projections.run_groups import RunGroupsProjection
+from benchledger.projections.runs import RunsProjection
+from benchledger.projections.verdicts import VerdictsProjection
 
 
 def all_projections() -> list[Projection]:

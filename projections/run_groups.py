@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.run import RunStarted
-from domain.run_group import BenchmarkSkipped, LaunchRefused, RunGroupClosed, RunGroupOpened
-from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+from benchledger.domain.run import RunStarted
+from benchledger.domain.run_group import (
+    BenchmarkSkipped,
+    LaunchRefused,
+    RunGroupClosed,
+    RunGroupOpened,
+)
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 INSERT = (
     "INSERT INTO [{run_groups}] (run_group_id, label, kind, opened_at, closed_at, runs, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.run import (
+from benchledger.domain.run import (
     CellsRecorded,
     LeaseRenewed,
     RunFinished,
@@ -15,7 +15,7 @@ from domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
-from projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 COLUMNS: dict[str, type] = {
     "run_id": str,

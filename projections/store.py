@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
-from projections.base import Envelope, Projection, Table, group_changes
+from benchledger.projections.base import Envelope, Projection, Table, group_changes
 
 STATE_TABLE = "_projection_state"
 REBUILD_SUFFIX = "__rebuild"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
-from projections.base import Change, Envelope, Projection, Table, iso, to_json
+from benchledger.domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json
 
 GATE = (
     "INSERT INTO [{gate_verdicts}] (verdict_id, gate, ok, findings, params, position, "

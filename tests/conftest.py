@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from commands.cli import cli
+from benchledger.commands.cli import cli
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -49,8 +49,8 @@ def leased_run(started_at: Any, lease_expires_at: Any) -> Any:
     """An executed run just started under a lease (the Run aggregate's state)."""
     from uuid import uuid4
 
-    from domain import run as run_model
-    from domain import run_rules
+    from benchledger.domain import run as run_model
+    from benchledger.domain import run_rules
 
     event = run_rules.begin(
         uuid4(),

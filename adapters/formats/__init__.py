@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from adapters.formats import (
+from benchledger.adapters.formats import (
     alwm,
     inspect_ai,
     junit,
@@ -26,8 +26,8 @@ from adapters.formats import (
     swebench,
     terminal_bench,
 )
-from domain.errors import InputFormatError, UnknownFormatError
-from domain.records import RunRecord, SkipRecord
+from benchledger.domain.errors import InputFormatError, UnknownFormatError
+from benchledger.domain.records import RunRecord, SkipRecord
 
 Parsed = RunRecord | SkipRecord
 

@@ -29,12 +29,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from adapters.formats import alwm_campaign as campaigns
-from adapters.formats import alwm_run as run
-from adapters.formats.alwm_files import loads, read, validate
-from adapters.formats.alwm_models import CampaignManifest, RunManifest
-from domain.errors import InputFormatError
-from domain.records import RunHeader, RunRecord, SkipRecord
+from benchledger.adapters.formats import alwm_campaign as campaigns
+from benchledger.adapters.formats import alwm_run as run
+from benchledger.adapters.formats.alwm_files import loads, read, validate
+from benchledger.adapters.formats.alwm_models import CampaignManifest, RunManifest
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunHeader, RunRecord, SkipRecord
 
 NAME = "alwm"
 SYSTEM = "alwm"

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from adapters.formats import alwm_run as run
-from adapters.formats.alwm_files import inside, read, validate
-from adapters.formats.alwm_models import CampaignManifest, CampaignRunEntry
-from domain.errors import InputFormatError
-from domain.records import RunHeader, RunRecord
+from benchledger.adapters.formats import alwm_run as run
+from benchledger.adapters.formats.alwm_files import inside, read, validate
+from benchledger.adapters.formats.alwm_models import CampaignManifest, CampaignRunEntry
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunHeader, RunRecord
 
 # A failed member left no cells, so nothing says which agent or model it would have used.
 UNKNOWN = {"agent": "alwm", "model": "unknown"}

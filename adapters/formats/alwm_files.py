@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -11,10 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.formats.alwm_files import inside, is_epoch, read, real_time, validate
-from adapters.formats.alwm_models import CellPaths, Evaluation, Request, Response, RunManifest
-from domain.errors import InputFormatError
-from domain.records import Cell
+from benchledger.adapters.formats.alwm_files import inside, is_epoch, read, real_time, validate
+from benchledger.adapters.formats.alwm_models import (
+    CellPaths,
+    Evaluation,
+    Request,
+    Response,
+    RunManifest,
+)
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell
 
 UNIT = "mean_total_weighted_score"
 # alwm's default `--low-score`: its longitudinal and campaign analyses tag a cell scoring

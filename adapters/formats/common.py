@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError
 
 
 def read_json(path: Path, data: bytes | None = None) -> Any:

@@ -27,12 +27,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from adapters.formats.inspect_ai_cells import reduction_cells, sample_cells
-from adapters.formats.inspect_ai_header import headline_scorer, run_header
-from adapters.formats.inspect_ai_models import LogHeader, Reduction, Sample
-from adapters.formats.inspect_ai_zip import EvalArchive
-from domain.errors import InputFormatError
-from domain.records import Cell, RunHeader, RunRecord, SkipRecord
+from benchledger.adapters.formats.inspect_ai_cells import reduction_cells, sample_cells
+from benchledger.adapters.formats.inspect_ai_header import headline_scorer, run_header
+from benchledger.adapters.formats.inspect_ai_models import LogHeader, Reduction, Sample
+from benchledger.adapters.formats.inspect_ai_zip import EvalArchive
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunHeader, RunRecord, SkipRecord
 
 NAME = "inspect_ai"
 SYSTEM = "inspect_ai"

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from adapters.formats.inspect_ai_models import (
+from benchledger.adapters.formats.inspect_ai_models import (
     EvalError,
     ModelUsage,
     Reduction,
@@ -15,7 +15,7 @@ from adapters.formats.inspect_ai_models import (
     SampleLimit,
     ScoreValue,
 )
-from domain.records import Cell, CellOutcome
+from benchledger.domain.records import Cell, CellOutcome
 
 # inspect's value_to_float defaults: CORRECT, PARTIAL, INCORRECT, NOANSWER.
 LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from adapters.formats.inspect_ai_cells import canonical, usage_dump
-from adapters.formats.inspect_ai_models import LogHeader, Plan, Results
-from domain.records import Cell, RunStatus
+from benchledger.adapters.formats.inspect_ai_cells import canonical, usage_dump
+from benchledger.adapters.formats.inspect_ai_models import LogHeader, Plan, Results
+from benchledger.domain.records import Cell, RunStatus
 
 STATUSES = {
     "success": RunStatus.SUCCEEDED,

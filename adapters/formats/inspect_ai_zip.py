@@ -17,7 +17,7 @@ from typing import Any
 
 import zstandard
 
-from domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError
 
 ZSTD = 93
 # signature, version, flags, method, time, date, crc, sizes, name and extra lengths

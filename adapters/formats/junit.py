@@ -28,10 +28,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.formats.junit_xml import SEVERITY, Case, Report, read_report
-from domain.errors import InputFormatError
-from domain.records import Cell, RunHeader, RunRecord, SkipRecord
-from domain.signatures import canonical_json, sha256_hex
+from benchledger.adapters.formats.junit_xml import SEVERITY, Case, Report, read_report
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunHeader, RunRecord, SkipRecord
+from benchledger.domain.signatures import canonical_json, sha256_hex
 
 NAME = "junit"
 SYSTEM = "junit"

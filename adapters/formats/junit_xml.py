@@ -18,8 +18,8 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml
 import defusedxml.ElementTree as SafeET
 
-from domain.errors import InputFormatError
-from domain.records import CellOutcome
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import CellOutcome
 
 MESSAGE_LIMIT = 500
 MAX_SECONDS = 1e10  # three centuries: anything longer is a corrupt attribute

@@ -32,16 +32,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.formats import lm_eval_samples as samples
-from adapters.formats.lm_eval_document import (
+from benchledger.adapters.formats import lm_eval_samples as samples
+from benchledger.adapters.formats.lm_eval_document import (
     ResultsDocument,
     field_error,
     json_safe,
     loads,
     validate,
 )
-from adapters.formats.lm_eval_evaluation import UNKNOWN_MODEL, Evaluation
-from adapters.formats.lm_eval_metrics import (
+from benchledger.adapters.formats.lm_eval_evaluation import UNKNOWN_MODEL, Evaluation
+from benchledger.adapters.formats.lm_eval_metrics import (
     Headline,
     aggregation,
     headline,
@@ -50,8 +50,8 @@ from adapters.formats.lm_eval_metrics import (
     quirks_of,
     row_metrics,
 )
-from domain.errors import InputFormatError
-from domain.records import RunHeader, RunRecord, RunStatus, SkipRecord
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunHeader, RunRecord, RunStatus, SkipRecord
 
 NAME = "lm_eval"
 SYSTEM = "lm_eval"

@@ -18,7 +18,7 @@ from pydantic import (
     ValidationError,
 )
 
-from domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError
 
 
 def _not_bool(value: Any) -> Any:

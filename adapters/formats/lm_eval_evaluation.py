@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from adapters.formats.lm_eval_document import (
+from benchledger.adapters.formats.lm_eval_document import (
     ResultsDocument,
     canonical_digest,
     json_safe,
     model_from_args,
     parse_args,
 )
-from domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError
 
 UNKNOWN_MODEL = "unknown"
 # Credentials passed as model_args (API backends); not flags such as add_bos_token.

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.formats.lm_eval_document import json_safe, number
+from benchledger.adapters.formats.lm_eval_document import json_safe, number
 
 NON_METRIC_KEYS = frozenset({"alias", "name", "sample_len", "sample_count"})
 PREFERRED = ("acc", "exact_match", "acc_norm", "em", "f1", "mcc", "pass@1")

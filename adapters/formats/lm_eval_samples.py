@@ -24,15 +24,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from adapters.formats.lm_eval_document import (
+from benchledger.adapters.formats.lm_eval_document import (
     field_error,
     json_safe,
     number,
     reject_lone_surrogates,
 )
-from adapters.formats.lm_eval_metrics import Headline
-from domain.errors import InputFormatError
-from domain.records import Cell, CellOutcome
+from benchledger.adapters.formats.lm_eval_metrics import Headline
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, CellOutcome
 
 TIMESTAMP = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?"
 # lm-eval ≥0.4.2 names results `results_<ts>.json`; some callers add a prefix before it.

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from domain.errors import InputFormatError
-from domain.records import Cell, RunHeader, RunRecord
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunHeader, RunRecord
 
 NAME = "native"
 SYSTEM = "native"

@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from adapters.formats import orchestrator_hyperliquid as hyperliquid
-from adapters.formats.common import read_json as load_json
-from adapters.formats.orchestrator_sources import (
+from benchledger.adapters.formats import orchestrator_hyperliquid as hyperliquid
+from benchledger.adapters.formats.common import read_json as load_json
+from benchledger.adapters.formats.orchestrator_sources import (
     SQLITE_MAGIC,
     parse_comparison,
     parse_row_file,
@@ -34,8 +34,8 @@ from adapters.formats.orchestrator_sources import (
     parse_viewer,
     wal_file,
 )
-from domain.errors import InputFormatError
-from domain.records import RunRecord, SkipRecord
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, SkipRecord
 
 NAME = "orchestrator"
 SYSTEM = "eliza-orchestrator"

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adapters.formats.common import read_json as load_json
-from domain.errors import InputFormatError
-from domain.records import Cell, RunHeader, RunRecord, RunStatus
+from benchledger.adapters.formats.common import read_json as load_json
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus
 
 BENCHMARK = "hyperliquid_bench"
 SCORE_FILE = "eval_score.json"

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adapters.formats.orchestrator_facts import (
+from benchledger.adapters.formats.orchestrator_facts import (
     canonical,
     derive_signature,
     number,
@@ -44,8 +44,8 @@ from adapters.formats.orchestrator_facts import (
     strip_host_paths,
     token_counts,
 )
-from domain.errors import InputFormatError
-from domain.records import RunHeader, RunRecord, RunStatus, SkipRecord
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunHeader, RunRecord, RunStatus, SkipRecord
 
 GROUPS = ("cache_metrics", "performance_metrics", "trajectory_summary", "token_metrics")
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})

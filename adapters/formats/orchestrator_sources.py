@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from adapters.formats.common import read_json as load_json
-from adapters.formats.orchestrator_rows import GROUPS, read_row
-from domain.errors import InputFormatError
-from domain.records import RunRecord, SkipRecord
+from benchledger.adapters.formats.common import read_json as load_json
+from benchledger.adapters.formats.orchestrator_rows import GROUPS, read_row
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, SkipRecord
 
 Parsed = RunRecord | SkipRecord
 SQLITE_MAGIC = b"SQLite format 3\x00"

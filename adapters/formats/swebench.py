@@ -17,12 +17,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from adapters.formats import swebench_experiments as experiments
-from adapters.formats import swebench_harness as harness
-from adapters.formats.common import read_json
-from adapters.formats.swebench_leaderboard import INFO_FILE, parse_info, parse_leaderboards
-from domain.errors import InputFormatError
-from domain.records import RunRecord, SkipRecord
+from benchledger.adapters.formats import swebench_experiments as experiments
+from benchledger.adapters.formats import swebench_harness as harness
+from benchledger.adapters.formats.common import read_json
+from benchledger.adapters.formats.swebench_leaderboard import (
+    INFO_FILE,
+    parse_info,
+    parse_leaderboards,
+)
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, SkipRecord
 
 NAME = "swebench"
 SYSTEM = "swebench"

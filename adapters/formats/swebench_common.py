@@ -10,8 +10,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from domain.errors import InputFormatError
-from domain.records import Cell, CellOutcome, RunHeader
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, CellOutcome, RunHeader
 
 UNIT = "resolved_rate"
 UNKNOWN = "unknown"

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from adapters.formats.common import read_json
-from adapters.formats.swebench_common import (
+from benchledger.adapters.formats.common import read_json
+from benchledger.adapters.formats.swebench_common import (
     INSTANCE_ID,
     SPLITS,
     UNKNOWN,
@@ -31,8 +31,8 @@ from adapters.formats.swebench_common import (
     split_of,
     validate,
 )
-from domain.errors import InputFormatError
-from domain.records import Cell, RunRecord
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunRecord
 
 METADATA_NAMES = ("metadata.yaml", "metadata.yml")
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.formats.swebench_common import (
+from benchledger.adapters.formats.swebench_common import (
     BENCHMARK_SIZES,
     SIZES,
     UNKNOWN,
@@ -20,8 +20,8 @@ from adapters.formats.swebench_common import (
     jsonable,
     validate,
 )
-from adapters.formats.swebench_experiments import instance_reports
-from domain.records import Cell, CellOutcome, RunRecord
+from benchledger.adapters.formats.swebench_experiments import instance_reports
+from benchledger.domain.records import Cell, CellOutcome, RunRecord
 
 # A report's id lists, most telling first: an instance in two lists takes the first.
 ID_LISTS: tuple[tuple[str, CellOutcome, str | None], ...] = (

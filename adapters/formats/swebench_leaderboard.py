@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from adapters.formats.swebench_common import (
+from benchledger.adapters.formats.swebench_common import (
     SIZES,
     SPLITS,
     UNKNOWN,
@@ -29,8 +29,8 @@ from adapters.formats.swebench_common import (
     split_of,
     validate,
 )
-from domain.errors import InputFormatError
-from domain.records import Cell, RunRecord
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunRecord
 
 INFO_FILE = "info_for_leaderboard.json"
 MINI_SWE_AGENT = "mini-swe-agent"

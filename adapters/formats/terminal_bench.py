@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from adapters.formats import terminal_bench_files as files
-from domain.errors import InputFormatError
-from domain.records import Cell, RunHeader, RunRecord, SkipRecord
+from benchledger.adapters.formats import terminal_bench_files as files
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Cell, RunHeader, RunRecord, SkipRecord
 
 NAME = "terminal_bench"
 SYSTEM = "terminal_bench"

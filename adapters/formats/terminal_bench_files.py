@@ -13,8 +13,8 @@ from typing import Annotated, Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adapters.formats.common import read_json
-from domain.errors import InputFormatError
+from benchledger.adapters.formats.common import read_json
+from benchledger.domain.errors import InputFormatError
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]

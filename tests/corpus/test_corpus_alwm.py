@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import alwm
-from domain.errors import InputFormatError
-from domain.publication import non_real_marker
-from domain.records import RunRecord
+from benchledger.adapters.formats import alwm
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.publication import non_real_marker
+from benchledger.domain.records import RunRecord
 from tests.conftest import CORPUS, Invoke
 
 ROOT = CORPUS / "eliza_alwm" / "alwm"

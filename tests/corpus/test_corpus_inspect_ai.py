@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import inspect_ai
-from domain.errors import InputFormatError
-from domain.records import RunRecord, RunStatus
+from benchledger.adapters.formats import inspect_ai
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, RunStatus
 from tests.conftest import CORPUS, Invoke
 from tests.unit.test_format_inspect_ai import mutated, parses_or_refuses
 

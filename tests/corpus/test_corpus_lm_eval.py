@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import lm_eval
-from domain.records import RunRecord
+from benchledger.adapters.formats import lm_eval
+from benchledger.domain.records import RunRecord
 from tests.conftest import CORPUS, Invoke
 from tests.unit.test_format_lm_eval import dump, mutate, parse_or_refuse
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import orchestrator
-from domain.errors import InputFormatError
-from domain.publication import non_real_marker
-from domain.records import RunRecord, RunStatus, SkipRecord
+from benchledger.adapters.formats import orchestrator
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.publication import non_real_marker
+from benchledger.domain.records import RunRecord, RunStatus, SkipRecord
 from tests.conftest import CORPUS, Invoke
 
 ROOT = CORPUS / "eliza_alwm" / "eliza"

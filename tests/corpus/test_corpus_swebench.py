@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import swebench
-from domain.errors import InputFormatError
-from domain.records import RunRecord
+from benchledger.adapters.formats import swebench
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord
 from tests.conftest import CORPUS, Invoke
 
 ROOT = CORPUS / "swebench"

@@ -14,10 +14,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters import formats
-from adapters.formats import terminal_bench
-from domain.errors import InputFormatError
-from domain.records import RunRecord
+from benchledger.adapters import formats
+from benchledger.adapters.formats import terminal_bench
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord
 from tests.conftest import CORPUS, Invoke
 
 ROOT = CORPUS / "terminal_bench"

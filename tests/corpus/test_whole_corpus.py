@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from adapters.browse import datasette_for
+from benchledger.adapters.publication.browse import datasette_for
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.skipif(
@@ -24,7 +24,7 @@ SUPERSEDED = CORPUS / "swebench" / "experiments_submissions" / "verified_superse
 def corpus_ledger(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     from click.testing import CliRunner
 
-    from commands.cli import cli
+    from benchledger.commands.cli import cli
 
     db = tmp_path_factory.mktemp("corpus") / "corpus.db"
     runner = CliRunner()
@@ -61,7 +61,7 @@ def test_reads_work_over_the_whole_corpus(
     db, _ = corpus_ledger
     from click.testing import CliRunner
 
-    from commands.cli import cli
+    from benchledger.commands.cli import cli
 
     def run(*args: str) -> str:
         result = CliRunner().invoke(cli, ["--db", str(db), *args])

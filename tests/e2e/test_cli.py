@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from commands.cli import cli
+from benchledger.commands.cli import cli
 from tests.conftest import Invoke
 
 

@@ -22,9 +22,9 @@ import pytest
 from click.testing import CliRunner
 from datasette.app import Datasette
 
-from adapters.browse import datasette_for, metadata_for
-from commands.cli import cli
-from projections.registry import all_projections
+from benchledger.adapters.publication.browse import datasette_for, metadata_for
+from benchledger.commands.cli import cli
+from benchledger.projections.registry import all_projections
 
 READ_MODEL_TABLES = {t.name for p in all_projections() for t in p.tables}
 

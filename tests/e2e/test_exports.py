@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from adapters.viewer_export import ViewerExport
+from benchledger.adapters.publication.viewer_export import ViewerExport
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_json
 

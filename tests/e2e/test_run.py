@@ -33,10 +33,10 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from adapters.bootstrap import Settings, build
-from adapters.browse import datasette_for
-from adapters.registry import load_registry
-from adapters.runner import register
+from benchledger.adapters.execution.registry import load_registry
+from benchledger.adapters.execution.runner import register
+from benchledger.adapters.publication.browse import datasette_for
+from benchledger.adapters.store.bootstrap import Settings, build
 from tests.conftest import Invoke
 
 BENCHLEDGER = Path(sys.executable).parent / "benchledger"

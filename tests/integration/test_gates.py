@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from adapters import gates
-from adapters.publication import Publication
+from benchledger.adapters.publication import gates
+from benchledger.adapters.publication.publication import Publication
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_json
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from adapters.bootstrap import Settings, build
-from commands.cli import cli
-from domain.errors import ConcurrencyError
-from domain.records import RunHeader, RunRecord, SourceFile
+from benchledger.adapters.store.bootstrap import Settings, build
+from benchledger.commands.cli import cli
+from benchledger.domain.errors import ConcurrencyError
+from benchledger.domain.records import RunHeader, RunRecord, SourceFile
 from tests.helpers import run_json, write_json
 
 URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapters.process import (
+from benchledger.adapters.execution.process import (
     SECRET_NAME,
     Artifact,
     Outcome,

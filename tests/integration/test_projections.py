@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters import projection_runner
-from adapters.bootstrap import Services, Settings, build
-from domain.records import Cell, RunHeader, RunRecord, SourceFile
-from domain.signatures import sha256_hex
-from projections.registry import all_projections
+from benchledger.adapters.store import projection_runner
+from benchledger.adapters.store.bootstrap import Services, Settings, build
+from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile
+from benchledger.domain.signatures import sha256_hex
+from benchledger.projections.registry import all_projections
 
 TABLES = [t.name for p in all_projections() for t in p.tables]
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
-from domain.records import RunStatus
-from domain.run import Run
-from domain.signature import AttemptClaimed, claim, decide, mutate
+from benchledger.domain.records import RunStatus
+from benchledger.domain.run import Run
+from benchledger.domain.signature import AttemptClaimed, claim, decide, mutate
 from tests.helpers import leased_run
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

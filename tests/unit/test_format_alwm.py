@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import alwm
-from domain.errors import InputFormatError
-from domain.publication import non_real_marker
-from domain.records import RunRecord, RunStatus
+from benchledger.adapters.formats import alwm
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.publication import non_real_marker
+from benchledger.domain.records import RunRecord, RunStatus
 
 EPOCH = "1970-01-01T00:00:00Z"
 # (variant, prompt, score, agent_stack, backend_kind, backend_model)

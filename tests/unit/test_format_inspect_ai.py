@@ -17,10 +17,10 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import inspect_ai
-from adapters.formats.inspect_ai_cells import value_to_float
-from domain.errors import InputFormatError
-from domain.records import RunRecord, RunStatus
+from benchledger.adapters.formats import inspect_ai
+from benchledger.adapters.formats.inspect_ai_cells import value_to_float
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, RunStatus
 
 STORED, DEFLATED, ZSTD = 0, 8, 93
 USAGE = {"input_tokens": 60, "output_tokens": 2, "total_tokens": 62}

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters import formats
-from adapters.formats import junit
-from domain.errors import InputFormatError
-from domain.records import RunRecord, RunStatus
+from benchledger.adapters import formats
+from benchledger.adapters.formats import junit
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, RunStatus
 from tests.conftest import Invoke
 
 # What `pytest --junitxml` (pytest 8, xunit2) writes: one suite named "pytest".

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters import formats
-from adapters.formats import lm_eval
-from domain.errors import InputFormatError
-from domain.records import RunRecord, RunStatus, SkipRecord
+from benchledger.adapters import formats
+from benchledger.adapters.formats import lm_eval
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, RunStatus, SkipRecord
 
 STAMP = "2025-03-03T00-05-12.300060"
 DATE = 1740959572.2608943  # 2025-03-02T23:52:52.260894Z

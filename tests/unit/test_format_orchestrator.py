@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import orchestrator
-from adapters.formats.orchestrator_facts import derive_signature
-from domain.errors import InputFormatError
-from domain.records import RunRecord, RunStatus, SkipRecord
+from benchledger.adapters.formats import orchestrator
+from benchledger.adapters.formats.orchestrator_facts import derive_signature
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, RunStatus, SkipRecord
 from tests.conftest import Invoke
 
 SIGNATURE = "51c42ab183297eefc7c0679d98dca4976714e6532b6cc654bf08ad0f4c993fb0"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import swebench
-from domain.errors import InputFormatError
-from domain.records import RunRecord
+from benchledger.adapters.formats import swebench
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord
 
 IDS = [f"django__django-{n}" for n in (11001, 11002, 11003, 11004, 11005)]
 

@@ -10,9 +10,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapters.formats import terminal_bench
-from domain.errors import InputFormatError
-from domain.records import RunRecord, RunStatus
+from benchledger.adapters.formats import terminal_bench
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord, RunStatus
 
 METADATA: dict[str, Any] = {
     "info": {"name": "Acme Agent", "site": "https://acme.example"},

@@ -3,30 +3,43 @@
 from __future__ import annotations
 
 import ast
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = {"domain", "projections", "adapters", "commands"}
+PACKAGE = "benchledger"
+FOLDERS = ("domain", "projections", "adapters", "commands")
 
-# What each layer may import from outside the standard library and itself.
-ALLOWED: dict[str, set[str]] = {
+# Of our own code, what each room may import besides itself (a prefix allows its subtree).
+OURS_ALLOWED: dict[str, set[str]] = {
+    "domain": set(),
+    "projections": {"domain"},
+    "adapters.formats": {"domain"},
+    "adapters.store": {"domain", "projections", "adapters"},
+    "adapters.execution": {"domain", "projections", "adapters"},
+    "adapters.publication": {"domain", "projections", "adapters"},
+    "adapters": {"domain", "projections", "adapters"},
+    "commands": {"domain", "projections", "adapters", "commands"},
+}
+
+# What each layer may import from outside the standard library and our own code.
+THIRD_PARTY: dict[str, set[str]] = {
     "domain": {
-        "domain",
         "pydantic",
         "eventsourcing.domain",
         "eventsourcing.application",
         "eventsourcing.persistence",
     },
-    "projections": {"projections", "domain", "pydantic", "pydantic_core", "sqlite_utils"},
+    "projections": {"pydantic", "pydantic_core", "sqlite_utils"},
+    "adapters.formats": {"pydantic", "pydantic_core", "yaml", "zstandard", "defusedxml"},
     "adapters": {
-        "adapters",
-        "projections",
-        "domain",
         "pydantic",
         "eventsourcing",
         "pydantic_core",
+        "psycopg",
         "sqlite_utils",
         "datasette",
         "uvicorn",
@@ -35,7 +48,6 @@ ALLOWED: dict[str, set[str]] = {
         "defusedxml",
     },
 }
-FORBIDDEN_EVERYWHERE_BUT_COMMANDS = {"click", "commands"}
 
 
 def imports_of(path: Path) -> set[str]:
@@ -46,40 +58,58 @@ def imports_of(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
+            if node.module == PACKAGE or node.module.startswith(PACKAGE + "."):
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
 
 
-def allowed(name: str, prefixes: set[str]) -> bool:
-    import sys
-
-    top = name.split(".")[0]
-    if top in sys.stdlib_module_names or top == "__future__":
-        return True
-    return any(name == p or name.startswith(p + ".") for p in prefixes)
+def under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
 
 
-def modules(package: str) -> list[Path]:
-    return sorted((ROOT / package).rglob("*.py"))
+def room_of(path: Path) -> str:
+    """The most specific room of OURS_ALLOWED that a module belongs to."""
+    dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    return max((r for r in OURS_ALLOWED if under(dotted, r)), key=len)
 
 
-@pytest.mark.parametrize("package", sorted(ALLOWED))
-def test_each_layer_imports_only_what_the_design_allows(package: str) -> None:
+def violations(path: Path, names: set[str]) -> list[str]:
+    """Imports of `path` that break the rules: of ours, never outside the namespace."""
+    room = room_of(path)
+    layer = max((r for r in THIRD_PARTY if under(room, r)), key=len, default=None)
+    found = []
+    for name in sorted(names):
+        top = name.split(".")[0]
+        if top in FOLDERS:
+            found.append(f"{name} (outside the {PACKAGE} namespace)")
+        elif top == PACKAGE:
+            ours = name.removeprefix(PACKAGE + ".")
+            if ours == PACKAGE or ours.split(".")[0] not in FOLDERS:
+                continue  # `from benchledger import domain` adds `benchledger.domain` too
+            if not any(under(ours, r) for r in OURS_ALLOWED[room] | {room}):
+                found.append(name)
+        elif top in sys.stdlib_module_names or top == "__future__":
+            continue
+        elif layer is not None and not any(under(name, p) for p in THIRD_PARTY[layer]):
+            found.append(name)
+    return [f"{path.relative_to(ROOT)} imports {name}" for name in found]
+
+
+def modules(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_each_room_imports_only_what_the_design_allows(folder: str) -> None:
+    assert [v for path in modules(folder) for v in violations(path, imports_of(path))] == []
+
+
+def test_tests_and_benchmarks_import_the_installed_namespace_only() -> None:
     offenders = [
         f"{path.relative_to(ROOT)} imports {name}"
-        for path in modules(package)
-        for name in sorted(imports_of(path))
-        if not allowed(name, ALLOWED[package])
-    ]
-    assert offenders == []
-
-
-def test_only_commands_imports_click_and_nothing_imports_commands() -> None:
-    offenders = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for package in ("domain", "projections", "adapters")
-        for path in modules(package)
+        for path in modules("tests", "benchmarks")
         for name in imports_of(path)
-        if name.split(".")[0] in FORBIDDEN_EVERYWHERE_BUT_COMMANDS
+        if name.split(".")[0] in FOLDERS
     ]
     assert offenders == []
 
@@ -88,8 +118,54 @@ def test_the_datasette_config_folder_is_not_a_package() -> None:
     assert not (ROOT / "datasette" / "__init__.py").exists()
 
 
-def test_the_layering_check_would_catch_a_violation(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.py"
-    bad.write_text("from adapters.bootstrap import build\nimport click\n")
-    assert not allowed("adapters.bootstrap", ALLOWED["domain"])
-    assert imports_of(bad) == {"adapters.bootstrap", "click"}
+def test_every_room_has_a_one_line_docstring_saying_what_it_is_for() -> None:
+    rooms = ("adapters", "adapters/store", "adapters/execution", "adapters/publication")
+    for init in (ROOT / room / "__init__.py" for room in rooms):
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and "\n" not in doc, init
+        assert init.read_text().count("\n") == 1, f"{init} holds more than its docstring"
+
+
+def test_every_package_folder_is_installed_under_the_namespace() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        PACKAGE + "." + ".".join(init.parent.relative_to(ROOT).parts)
+        for folder in FOLDERS
+        for init in (ROOT / folder).rglob("__init__.py")
+    }
+    assert on_disk - set(config["packages"]) == set()
+    assert all(name.startswith(PACKAGE + ".") for name in config["packages"])
+
+
+PLANTED = {
+    "domain/planted.py": "from benchledger.adapters.store.bootstrap import build\n",
+    "domain/planted_click.py": "import click\n",
+    "projections/planted.py": "from benchledger.adapters.publication import queries\n",
+    "adapters/formats/planted.py": "from benchledger.projections.store import ReadModelStore\n",
+    "adapters/formats/planted_store.py": "from benchledger.adapters.store import hotpath\n",
+    "adapters/publication/planted.py": "from benchledger.commands.output import emit\n",
+    "adapters/execution/planted.py": "from benchledger.commands import context\n",
+    "adapters/store/planted.py": "import benchledger.commands.cli\n",
+    "adapters/planted.py": "from benchledger import commands\n",
+    "projections/planted_bare.py": "from domain.errors import LedgerError\n",
+}
+
+
+@pytest.mark.parametrize("where", sorted(PLANTED))
+def test_a_planted_import_that_breaks_a_rule_is_caught(where: str) -> None:
+    path = ROOT / where
+    assert not path.exists()
+    path.write_text(PLANTED[where])
+    try:
+        assert violations(path, imports_of(path)) != []
+    finally:
+        path.unlink()
+
+
+def test_commands_may_import_every_other_room() -> None:
+    path = ROOT / "commands" / "planted_ok.py"
+    path.write_text("import click\nfrom benchledger.adapters.store.bootstrap import build\n")
+    try:
+        assert violations(path, imports_of(path)) == []
+    finally:
+        path.unlink()

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.formats import native
-from domain.errors import InputFormatError
-from domain.records import RunStatus
+from benchledger.adapters.formats import native
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunStatus
 
 
 def parse(name: str, text: str) -> list:  # type: ignore[type-arg]

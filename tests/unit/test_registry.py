@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import adapters.registry as registry_module
-from adapters.registry import (
+import benchledger.adapters.execution.registry as registry_module
+from benchledger.adapters.execution.registry import (
     DEFAULT_REGISTRY,
     Gap,
     HighScore,
@@ -20,7 +20,7 @@ from adapters.registry import (
     render_command,
     split_ids,
 )
-from domain.errors import InputFormatError, LedgerError, NotFoundError
+from benchledger.domain.errors import InputFormatError, LedgerError, NotFoundError
 
 FULL = """
 results_root = "out"

@@ -4,17 +4,17 @@ from uuid import uuid4
 
 import pytest
 
-from domain import run as run_model
-from domain import run_rules
-from domain.errors import (
+from benchledger.domain import run as run_model
+from benchledger.domain import run_rules
+from benchledger.domain.errors import (
     CellConflictError,
     InvalidationStateError,
     RuleViolationError,
     RunAlreadyFinishedError,
     RunNotFinishedError,
 )
-from domain.records import Cell, RunHeader, RunRecord, RunStatus
-from domain.run import Run
+from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus
+from benchledger.domain.run import Run
 from tests.helpers import leased_run
 
 

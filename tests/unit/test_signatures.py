@@ -4,7 +4,12 @@ import math
 
 import pytest
 
-from domain.signatures import canonical_json, comparison_signature, sha256_hex, signature
+from benchledger.domain.signatures import (
+    canonical_json,
+    comparison_signature,
+    sha256_hex,
+    signature,
+)
 
 
 class TestCanonicalJson:

@@ -4,7 +4,7 @@ from statistics import fmean
 
 import pytest
 
-from domain.stats import bootstrap_ci, sign_test_p, winner
+from benchledger.domain.stats import bootstrap_ci, sign_test_p, winner
 
 
 class TestWinner:

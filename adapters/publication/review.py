@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from adapters import gates
-from adapters.publication import Publication
-from domain.ledger import Ledger
-from domain.signatures import sha256_hex
+from benchledger.adapters.publication import gates
+from benchledger.adapters.publication.publication import Publication
+from benchledger.domain.ledger import Ledger
+from benchledger.domain.signatures import sha256_hex
 
 GENESIS = "0" * 64
 TOKENS = ("input_tokens", "output_tokens", "total_tokens", "cached_tokens")

@@ -10,11 +10,11 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.utils import get_topic
 
-from adapters.eventstore import PydanticMapper, PydanticTranscoder
-from adapters.projection_runner import ProjectionRunner
-from domain.ledger import Ledger
-from projections.registry import all_projections
-from projections.store import ReadModelStore
+from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTranscoder
+from benchledger.adapters.store.projection_runner import ProjectionRunner
+from benchledger.domain.ledger import Ledger
+from benchledger.projections.registry import all_projections
+from benchledger.projections.store import ReadModelStore
 
 DEFAULT_DB = "ledger.db"
 

@@ -8,10 +8,10 @@ from typing import Any, cast
 
 from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
 
-from adapters.hotpath import gc_paused
-from domain.base import Event
-from projections.base import Envelope, Projection
-from projections.store import REBUILD_SUFFIX, ReadModelStore
+from benchledger.adapters.store.hotpath import gc_paused
+from benchledger.domain.base import Event
+from benchledger.projections.base import Envelope, Projection
+from benchledger.projections.store import REBUILD_SUFFIX, ReadModelStore
 
 PAGE = 200
 

@@ -8,17 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from adapters import formats
-from adapters.hotpath import gc_paused
-from domain.errors import (
+from benchledger.adapters import formats
+from benchledger.adapters.store.hotpath import gc_paused
+from benchledger.domain.errors import (
     CellConflictError,
     ImportConflictError,
     InputFormatError,
     LedgerError,
     UnknownFormatError,
 )
-from domain.ledger import GroupHandle, Ledger
-from domain.records import SourceFile
+from benchledger.domain.ledger import GroupHandle, Ledger
+from benchledger.domain.records import SourceFile
 
 FileState = Literal["imported", "amended", "unchanged", "conflict", "failed", "ignored"]
 

@@ -18,10 +18,16 @@ from itertools import groupby
 from pathlib import Path
 from typing import IO, Any
 
-from adapters.export_files import PathScrubber, atomic_file, result_path, sub_objects, token_counts
-from adapters.publication import Publication
-from adapters.queries import Queries, decode_run
-from domain.publication import CALIBRATION_EXPECTED
+from benchledger.adapters.publication.export_files import (
+    PathScrubber,
+    atomic_file,
+    result_path,
+    sub_objects,
+    token_counts,
+)
+from benchledger.adapters.publication.publication import Publication
+from benchledger.adapters.publication.queries import Queries, decode_run
+from benchledger.domain.publication import CALIBRATION_EXPECTED
 
 NEWEST = "coalesce(started_at, recorded_at) DESC, run_id DESC"
 OK = "(status = 'succeeded' AND invalidated = 0 AND score IS NOT NULL)"

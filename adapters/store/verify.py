@@ -9,7 +9,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import ApplicationRecorder
 
-from projections.chain import GENESIS, event_bytes, link
+from benchledger.projections.chain import GENESIS, event_bytes, link
 
 PAGE = 1000
 

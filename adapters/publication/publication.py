@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.queries import Queries
-from domain.publication import high_score_delta, matrix_contract
+from benchledger.adapters.publication.queries import Queries
+from benchledger.domain.publication import high_score_delta, matrix_contract
 
 Key = tuple[str, str]
 

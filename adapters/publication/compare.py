@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from statistics import fmean
 from typing import Any
 
-from adapters.queries import Queries
-from domain.errors import NotFoundError
-from domain.stats import bootstrap_ci, sign_test_p, winner
+from benchledger.adapters.publication.queries import Queries
+from benchledger.domain.errors import NotFoundError
+from benchledger.domain.stats import bootstrap_ci, sign_test_p, winner
 
 SPEC = re.compile(r"^(?:(?P<agent>[^@:\s]+)@)?(?P<provider>[^@:\s]+):(?P<model>[^@\s]+)$")
 ACCEPTABLE = (

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-from adapters.publication import Publication
-from domain.ledger import Ledger
-from domain.publication import CALIBRATION_EXPECTED, non_real_marker
+from benchledger.adapters.publication.publication import Publication
+from benchledger.domain.ledger import Ledger
+from benchledger.domain.publication import CALIBRATION_EXPECTED, non_real_marker
 
 Finding = dict[str, Any]
 GATES = ("publishability", "comparability", "readiness", "calibration")

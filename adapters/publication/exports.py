@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapters.export_files import (
+from benchledger.adapters.publication.export_files import (
     PathScrubber,
     dumps_sorted,
     file_names,
@@ -23,8 +23,8 @@ from adapters.export_files import (
     sub_objects,
     write_atomically,
 )
-from adapters.publication import Publication
-from adapters.queries import Queries
+from benchledger.adapters.publication.publication import Publication
+from benchledger.adapters.publication.queries import Queries
 
 MANAGED = ("latest", "quarantine", "baselines")
 ROW_FILE = re.compile(r"^[a-z0-9._-]+__[a-z0-9._-]+\.json$")

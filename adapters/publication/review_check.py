@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from adapters.review import GENESIS, Scope
-from domain.errors import NotFoundError, TamperError
-from domain.signatures import sha256_hex
+from benchledger.adapters.publication.review import GENESIS, Scope
+from benchledger.domain.errors import NotFoundError, TamperError
+from benchledger.domain.signatures import sha256_hex
 
 # What can change a reviewed number: a run's own events, or its benchmark's registration
 # and high-score reference. Skips, refusals, verdicts and reviews change no row.

@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from domain.errors import InputFormatError, NotFoundError, RuleViolationError
+from benchledger.domain.errors import InputFormatError, NotFoundError, RuleViolationError
 
 DEFAULT_REGISTRY = "benchledger.toml"
 VALUE_NAMES = frozenset({"agent", "provider", "model", "benchmark", "run_id", "output_dir"})

@@ -21,13 +21,20 @@ from pathlib import Path
 from typing import Any, Literal
 from uuid import uuid4
 
-from adapters import formats
-from adapters.process import Outcome, Redactor, artifacts, execute, redact_tree, secret_values
-from adapters.registry import BenchmarkSpec, effective_config, render_command
-from domain.errors import InputFormatError, LedgerError
-from domain.ledger import GroupHandle, Ledger, Skip
-from domain.records import Cell, RunRecord, RunStatus
-from domain.signature import Mode, decide
+from benchledger.adapters import formats
+from benchledger.adapters.execution.process import (
+    Outcome,
+    Redactor,
+    artifacts,
+    execute,
+    redact_tree,
+    secret_values,
+)
+from benchledger.adapters.execution.registry import BenchmarkSpec, effective_config, render_command
+from benchledger.domain.errors import InputFormatError, LedgerError
+from benchledger.domain.ledger import GroupHandle, Ledger, Skip
+from benchledger.domain.records import Cell, RunRecord, RunStatus
+from benchledger.domain.signature import Mode, decide
 
 State = Literal["succeeded", "failed", "timed_out", "error", "skipped", "refused"]
 FAILING: tuple[State, ...] = ("failed", "timed_out", "error", "refused")
@@ -296,7 +303,7 @@ def _failing(status: RunStatus) -> State:
 
 
 def _signature(who: dict[str, Any]) -> str:
-    from domain.signatures import signature
+    from benchledger.domain.signatures import signature
 
     return signature(who["benchmark"], who["agent"], who["provider"], who["model"], who["config"])
 

@@ -7,9 +7,14 @@ from typing import Any, cast
 import pydantic_core
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Mapper, StoredEvent, Transcoder
-from eventsourcing.utils import get_topic, resolve_topic
+from eventsourcing.utils import get_topic, register_topic, resolve_topic
 
-from domain.base import Event
+from benchledger import domain
+from benchledger.domain.base import PACKAGE, Event
+
+# Stored topics say `domain.<module>:<Event>` (see Event.TOPIC): resolve them in the
+# installed namespace, never as a top-level `domain` package.
+register_topic(domain.__name__.removeprefix(PACKAGE + "."), domain)
 
 
 class PydanticTranscoder(Transcoder):

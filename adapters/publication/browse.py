@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import importlib.util
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import yaml
 from datasette.app import Datasette
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "datasette"
+CONFIG_PACKAGE = "benchledger.datasette"
 TEMPLATE_NAME = "ledger"
+
+
+def config_dir() -> Path:
+    """The folder of the Datasette configuration, shipped as package data."""
+    try:
+        # A namespace package's files() is a multiplexed path; a child of it is a real one.
+        return Path(str(files(CONFIG_PACKAGE).joinpath("metadata.yml"))).parent
+    except NotADirectoryError:
+        # setuptools' editable finder lists a placeholder beside the real folder in the
+        # namespace path, which importlib.resources cannot multiplex: take the folder.
+        spec = importlib.util.find_spec(CONFIG_PACKAGE)
+        locations = spec.submodule_search_locations if spec else None
+        for location in locations or ():
+            if (Path(location) / "metadata.yml").is_file():
+                return Path(location)
+        raise
+
+
+CONFIG_DIR = config_dir()
 
 
 def metadata_for(db_path: Path) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from domain.errors import AmbiguousIdError, NotFoundError
+from benchledger.domain.errors import AmbiguousIdError, NotFoundError
 
 RUN_JSON_COLUMNS = ("config", "metrics", "tokens", "artifacts", "command", "provenance")
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from adapters.publication import Key
+from benchledger.adapters.publication.publication import Key
 
 # An absolute POSIX path of two or more segments inside free text (not part of a URL).
 PATH_IN_TEXT = re.compile(r"(?<![\w:/.~-])/(?:[\w.@+-]+/)+[\w.@+-]*")

@@ -1,0 +1,1 @@
+"""Executing benchmarks: the registry, the supervised process and the runner."""

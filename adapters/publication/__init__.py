@@ -1,0 +1,1 @@
+"""Publishing numbers: queries, gates, reviews, comparisons and exports."""

@@ -1,0 +1,1 @@
+"""Wiring the event store and read models: bootstrap, projections, imports, verify."""
