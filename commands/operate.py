@@ -76,7 +76,13 @@ def verify(ctx: LedgerContext, as_json: bool) -> None:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Host to bind")
-@click.option("--port", default=8001, show_default=True, type=int, help="Port to bind")
+@click.option(
+    "--port",
+    default=8001,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to bind (0: any free port)",
+)
 @pass_ledger
 def serve(ctx: LedgerContext, host: str, port: int) -> None:
     """Browse the ledger in Datasette (read-only).
@@ -85,13 +91,20 @@ def serve(ctx: LedgerContext, host: str, port: int) -> None:
     Example:
         benchledger serve --port 8001
     """
+    from benchledger.adapters.publication.browse import listen
     from benchledger.adapters.publication.browse import serve as serve_datasette
 
     ctx.services.runner.catch_up()
     path = ctx.settings.db_path
     ctx.close()
-    stderr(f"Serving {path} at http://{host}:{port}/{path.stem} (Ctrl-C to stop)")
-    serve_datasette(path, host, port)
+    try:
+        sock = listen(host, port)
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    bound = sock.getsockname()[1]
+    where = f"[{host}]" if ":" in host else host
+    stderr(f"Serving {path} at http://{where}:{bound}/{path.stem} (Ctrl-C to stop)")
+    serve_datasette(path, sock)
 
 
 @click.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import socket
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,15 @@ def datasette_for(db_path: Path) -> Datasette:
     )
 
 
-def serve(db_path: Path, host: str, port: int) -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """A socket already listening on host:port (port 0 picks a free one); OSError if not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+def serve(db_path: Path, sock: socket.socket) -> None:
+    """Serve Datasette on a socket that is already listening, until interrupted."""
     import uvicorn
 
-    uvicorn.run(datasette_for(db_path).app(), host=host, port=port, log_level="warning")
+    config = uvicorn.Config(datasette_for(db_path).app(), log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +70,44 @@ def event_store_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+@contextmanager
+def tables_created_one_at_a_time(env: dict[str, str]) -> Iterator[None]:
+    """Serialise opening a PostgreSQL event store across processes.
+
+    Opening creates the store's types and tables with `IF NOT EXISTS`, which
+    PostgreSQL does not make safe against a concurrent creator (`duplicate key ...
+    pg_type_typname_nsp_index`, `tuple concurrently updated`): a session-level
+    advisory lock, keyed by database and schema, lets one process create them while
+    the others wait, then find them there.
+    """
+    import psycopg
+
+    schema = env.get("POSTGRES_SCHEMA", "public")
+    key = int.from_bytes(
+        hashlib.sha256(f"benchledger:create-tables:{schema}".encode()).digest()[:8],
+        "big",
+        signed=True,
+    )
+    try:
+        conn = psycopg.connect(
+            dbname=env["POSTGRES_DBNAME"],
+            host=env["POSTGRES_HOST"],
+            port=int(env["POSTGRES_PORT"]),
+            user=env["POSTGRES_USER"],
+            password=env["POSTGRES_PASSWORD"] or None,
+            connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
+            autocommit=True,
+        )
+    except psycopg.OperationalError as e:
+        raise ValueError(str(e).splitlines()[0]) from None
+    with conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
 @dataclass
 class Services:
     settings: Settings
@@ -90,7 +131,12 @@ class Services:
 
 def build(settings: Settings) -> Services:
     settings.db_path.parent.mkdir(parents=True, exist_ok=True)
-    ledger = Ledger(env=event_store_env(settings))
+    env = event_store_env(settings)
+    if env["PERSISTENCE_MODULE"] == "eventsourcing.postgres":
+        with tables_created_one_at_a_time(env):
+            ledger = Ledger(env=env)
+    else:
+        ledger = Ledger(env=env)
     store = ReadModelStore(settings.db_path)
     runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
     return Services(settings=settings, ledger=ledger, store=store, runner=runner)

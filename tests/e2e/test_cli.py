@@ -150,3 +150,9 @@ def test_the_db_option_and_environment_variable_choose_the_file(tmp_path: Path) 
     result = CliRunner().invoke(cli, ["runs", "--json"], env={"BENCHLEDGER_DB": str(target)})
     assert result.exit_code == 0 and json.loads(result.stdout) == []
     assert target.exists()
+
+
+def test_an_unreachable_event_store_is_an_error_not_a_traceback(invoke: Invoke) -> None:
+    result = invoke("--event-store", "postgresql://postgres@127.0.0.1:1/test", "runs", expect=1)
+    assert result.stderr.startswith("Error: cannot open the event store at ")
+    assert "Traceback" not in result.stderr

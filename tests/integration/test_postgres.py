@@ -110,3 +110,38 @@ def test_follow_brings_a_readers_model_up_to_date(store_url: str, tmp_path: Path
     assert "applied" in result.stderr
     with sqlite3.connect(reader) as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone() == (79,)
+
+
+# Each process loads everything, then waits for the same moment to open the store.
+AT_ONCE = """
+import sys, time
+from pathlib import Path
+from benchledger.commands.cli import cli
+go = Path(sys.argv.pop(1))
+while not go.exists():
+    time.sleep(0.005)
+cli()
+"""
+
+
+def test_eight_processes_opening_a_fresh_store_at_once_all_succeed(
+    store_url: str, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    go = tmp_path / "go"
+    procs = []
+    for i in range(8):
+        path = write_json(tmp_path / f"run{i}.json", run_json(benchmark=f"b{i}", run_key=f"k{i}"))
+        db = tmp_path / f"r{i}.db"
+        command = [sys.executable, "-c", AT_ONCE, str(go), "--db", str(db)]
+        command += ["--event-store", store_url, "import", str(path)]
+        procs.append(subprocess.Popen(command, stderr=subprocess.PIPE, text=True))
+    time.sleep(3)  # let every process finish its imports and wait at the start line
+    go.touch()
+    outcomes = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    assert [code for code, _ in outcomes] == [0] * 8, outcomes
+    runs = json.loads(cli_with(store_url, tmp_path / "reader.db", "runs", "--json").stdout)
+    assert sorted(r["benchmark"] for r in runs) == [f"b{i}" for i in range(8)]
