@@ -38,6 +38,17 @@ class Settings:
         return cls(**values)
 
 
+def shown_url(url: str) -> str:
+    """The event store URL as messages may show it: without its password."""
+    parsed = urlparse(url)
+    if parsed.password is None:
+        return url
+    netloc = f"{parsed.username or ''}:***@{parsed.hostname or ''}"
+    if parsed.port:
+        netloc += f":{parsed.port}"
+    return parsed._replace(netloc=netloc).geturl()
+
+
 def event_store_env(settings: Settings) -> dict[str, str]:
     env = {
         "MAPPER_TOPIC": get_topic(PydanticMapper),
