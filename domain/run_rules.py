@@ -8,6 +8,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from benchledger.domain.errors import (
+    BlankReasonError,
     CellConflictError,
     InvalidationStateError,
     RuleViolationError,
@@ -26,6 +27,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.domain.units import check_score
 
 
 def new_cells(run: Run, cells: Sequence[Cell]) -> list[Cell]:
@@ -129,7 +131,15 @@ def finish_from_record(
     )
 
 
+def require_reason(reason: str) -> str:
+    """A correction says why: a blank reason explains nothing."""
+    if not reason.strip():
+        raise BlankReasonError("the reason must not be blank")
+    return reason
+
+
 def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
+    require_reason(reason)
     if run.invalidated:
         raise InvalidationStateError(f"run {run.id} is already invalidated")
     return RunInvalidated(
@@ -138,6 +148,7 @@ def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
 
 
 def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
+    require_reason(reason)
     if run.superseded_by is not None:
         raise InvalidationStateError(
             f"run {run.id} was superseded by {run.superseded_by}; reinstate that run's source"
@@ -150,8 +161,10 @@ def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
 
 
 def correct_score(run: Run, new_score: float | None, reason: str, actor: str) -> ScoreCorrected:
+    require_reason(reason)
     if not run.finished:
         raise RunNotFinishedError(f"run {run.id} has not finished; there is no score to correct")
+    check_score(new_score, run.unit)
     return ScoreCorrected(
         originator_id=run.id,
         originator_version=run.version + 1,
