@@ -174,6 +174,8 @@ def run(
         lease_seconds=lease_seconds,
         renew_seconds=renew_seconds,
     )
+    from benchledger.domain.secrets import mask_config
+
     label = f"rg_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{os.urandom(4).hex()}"
     group = ledger.new_group(
         label,
@@ -182,7 +184,7 @@ def run(
             "agent": agent,
             "provider": provider or "",
             "model": model,
-            "extra": extras,
+            "extra": [mask_config(e) for e in extras],
             "mode": mode,
             "timeout": timeout,
             "benchmarks": [s.id for s in specs],

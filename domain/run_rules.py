@@ -27,6 +27,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.domain.secrets import mask_config
 from benchledger.domain.units import check_score
 
 
@@ -82,7 +83,7 @@ def start(
         agent=header.agent,
         provider=header.provider,
         model=header.model,
-        config=header.config,
+        config=mask_config(header.config),
         signature=header.signature,
         comparison_signature=header.comparison_signature,
         attempt=attempt,
@@ -252,7 +253,11 @@ def begin(
     run_dir: str,
     code_versions: dict[str, str] | None = None,
 ) -> RunStarted:
-    """The start of an executed run, under a lease its process keeps renewing."""
+    """The start of an executed run, under a lease its process keeps renewing.
+
+    The signatures are computed from the real config; the event stores it with its
+    secrets masked, so different secrets stay different work without being recorded.
+    """
     from benchledger.domain.signatures import comparison_signature, signature
 
     return RunStarted(
@@ -263,7 +268,7 @@ def begin(
         agent=agent,
         provider=provider,
         model=model,
-        config=config,
+        config=mask_config(config),
         signature=signature(benchmark, agent, provider, model, config),
         comparison_signature=comparison_signature(benchmark, provider, model, config),
         attempt=attempt,

@@ -5,90 +5,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import signal
 import stat
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-# Common names that contain a secret-looking word but hold paths, ids or flags; redacting
-# their values ("wayland", "false", "user") would mask ordinary words in every log.
-_HARMLESS_NAMES = (
-    r"SSH_AUTH_SOCK|XAUTHORITY|DESKTOP_SESSION|SESSION_MANAGER|DBUS_SESSION_BUS_ADDRESS"
-    r"|XDG_SESSION_\w+|GNOME_KEYRING_\w+|TOKENIZERS_PARALLELISM|GIT_AUTHOR_(?:NAME|EMAIL|DATE)"
-)
-SECRET_NAME = re.compile(
-    rf"^(?!(?:{_HARMLESS_NAMES})$)"
-    r".*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION"
-    r"|_PAT$).*",
-    re.IGNORECASE,
-)
-# Flag values under a secret-looking name are not secrets, and masking them would
-# corrupt every "true" in a results file.
-_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null"})
+from benchledger.adapters.execution.secrets import Redactor
+
 _JOIN_SECONDS = 5.0
-
-
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    """Values of secret-looking names (at least 4 characters), longest first."""
-    found = {
-        value
-        for name, value in env.items()
-        if SECRET_NAME.match(name) and len(value) >= 4 and value.lower() not in _NOT_SECRET_VALUES
-    }
-    return sorted(found, key=lambda value: (-len(value), value))
-
-
-class Redactor:
-    """Replaces every occurrence of the given secrets with a mask."""
-
-    def __init__(self, secrets: Sequence[str], mask: str = "[REDACTED]") -> None:
-        # Longest first, so a secret that contains another is masked whole.
-        self.secrets = tuple(sorted({s for s in secrets if s}, key=lambda s: (-len(s), s)))
-        self.mask = mask
-        self._text: re.Pattern[str] | None = None
-        self._bytes: re.Pattern[bytes] | None = None
-        if self.secrets:
-            self._text = re.compile("|".join(re.escape(s) for s in self.secrets))
-            self._bytes = re.compile(b"|".join(re.escape(_encode(s)) for s in self.secrets))
-        # Backslashes are the only special characters in a replacement template.
-        self._text_mask = mask.replace("\\", "\\\\")
-        self._bytes_mask = _encode(self._text_mask)
-
-    def redact(self, text: str) -> str:
-        """The text with every secret masked."""
-        return text if self._text is None else self._text.sub(self._text_mask, text)
-
-    def redact_bytes(self, data: bytes) -> bytes:
-        """The bytes with the UTF-8 encoding of every secret masked."""
-        return data if self._bytes is None else self._bytes.sub(self._bytes_mask, data)
-
-    def redact_obj(self, value: Any) -> Any:
-        """A copy of nested dicts, lists, tuples and strings with every secret masked, keys too."""
-        if self._text is None:
-            return value
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, bytes):
-            return self.redact_bytes(value)
-        if isinstance(value, dict):
-            return {self.redact_obj(k): self.redact_obj(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact_obj(item) for item in value]
-        if isinstance(value, tuple):
-            return tuple(self.redact_obj(item) for item in value)
-        return value
-
-
-def _encode(text: str) -> bytes:
-    # surrogateescape round-trips environment values that were not valid UTF-8.
-    return text.encode("utf-8", "surrogateescape")
 
 
 def _regular_files(root: Path) -> Iterator[Path]:
@@ -104,34 +33,19 @@ def _regular_files(root: Path) -> Iterator[Path]:
                 yield path
 
 
-def redact_tree(root: Path, redactor: Redactor) -> list[Path]:
-    """Atomically rewrite every regular file under root that contains a secret; return them."""
-    if not redactor.secrets:
-        return []
-    rewritten = []
+def masked_copies(root: Path, dest: Path, redactor: Redactor) -> list[Path]:
+    """Write a masked copy under dest of every regular file under root that holds a
+    secret; the files under root are never changed. The copies, sorted."""
+    written = []
     for path in _regular_files(root):
         data = path.read_bytes()
-        redacted = redactor.redact_bytes(data)
-        if redacted != data:
-            _replace_contents(path, redacted)
-            rewritten.append(path)
-    return sorted(rewritten)
-
-
-def _replace_contents(path: Path, data: bytes) -> None:
-    mode = stat.S_IMODE(os.lstat(path).st_mode)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".redacting")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+        masked = redactor.redact_bytes(data)
+        if masked != data:
+            copy = dest / path.relative_to(root)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(masked)
+            written.append(copy)
+    return sorted(written)
 
 
 @dataclass(frozen=True)
@@ -239,7 +153,7 @@ def execute(
     except OSError as error:
         message = redactor.redact(f"cannot launch {argv[0]!r}: {error}")
         with stdout_log, stderr_log:
-            stderr_log.write(_encode(message + "\n"))
+            stderr_log.write((message + "\n").encode("utf-8", "surrogateescape"))
         return Outcome(None, False, time.monotonic() - started, message)
 
     assert process.stdout is not None and process.stderr is not None
