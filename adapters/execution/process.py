@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -129,7 +130,9 @@ def execute(
     On timeout the group gets SIGTERM, then SIGKILL after kill_grace_seconds. Once the
     child has exited, whatever else is left in its group is killed. An exception from
     on_start or on_tick, or a KeyboardInterrupt, kills the group and then propagates.
-    Processes that leave the group (setsid, daemonising) are beyond reach.
+    If this process dies (even by kill -9), the supervisor between it and the command
+    (see `supervise.py`) stops the group within kill_grace_seconds. Processes that
+    leave the group (setsid, daemonising) are beyond reach.
     """
     if not argv:
         raise ValueError("argv is empty")
@@ -140,21 +143,37 @@ def execute(
     # Opened before launching, so an unwritable log directory fails with nothing started.
     stdout_log, stderr_log = stdout_path.open("wb"), stderr_path.open("wb")
     started = time.monotonic()
+    control_read, control_write = os.pipe()
+    status_read, status_write = os.pipe()
     try:
         process = subprocess.Popen(
-            list(argv),
+            [*_supervisor(control_read, status_write, kill_grace_seconds), *argv],
             cwd=cwd,
             env=dict(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=(control_read, status_write),
         )
     except OSError as error:
-        message = redactor.redact(f"cannot launch {argv[0]!r}: {error}")
-        with stdout_log, stderr_log:
-            stderr_log.write((message + "\n").encode("utf-8", "surrogateescape"))
-        return Outcome(None, False, time.monotonic() - started, message)
+        os.close(control_write)
+        os.close(status_read)
+        return _not_launched(argv, error, stdout_log, stderr_log, redactor, started)
+    finally:
+        os.close(control_read)
+        os.close(status_write)
+    with os.fdopen(status_read, "rb") as status:
+        report = status.readline().decode("utf-8", "surrogateescape").rstrip("\n")
+    if not report.startswith("started "):
+        process.wait()
+        os.close(control_write)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        error_text = report.removeprefix("error ") or "the supervisor ended before starting it"
+        return _not_launched(argv, error_text, stdout_log, stderr_log, redactor, started)
+    child_pid = int(report.split()[1])
 
     assert process.stdout is not None and process.stderr is not None
     pumps: list[_Pump] = []
@@ -163,7 +182,7 @@ def execute(
         pumps.append(_Pump(process.stdout, stdout_log, redactor))
         pumps.append(_Pump(process.stderr, stderr_log, redactor))
         if on_start is not None:
-            on_start(process.pid)
+            on_start(child_pid)
         deadline = None if timeout is None else started + timeout
         next_tick = started + tick_seconds if on_tick is not None else None
         while True:
@@ -180,14 +199,47 @@ def execute(
                 next_tick = now + tick_seconds
                 on_tick()
     finally:
-        # The child is exited-but-unreaped (or still running) here, so its pid, and with it
-        # the group id, cannot have been reused: killing the group hits only its leftovers.
+        # The supervisor (the group's leader, which relays the command's exit) is
+        # exited-but-unreaped (or still running) here, so the group id cannot have been
+        # reused: killing the group hits only its leftovers.
         _signal_group(process.pid, signal.SIGKILL)
         exit_code = process.wait()
+        os.close(control_write)
         duration = time.monotonic() - started
         for pump in pumps:
             pump.finish()
     return Outcome(exit_code, timed_out, duration, None)
+
+
+SUPERVISOR = Path(__file__).with_name("supervise.py")
+
+
+def _supervisor(control: int, status: int, grace: float) -> list[str]:
+    # -I -S: no site-packages, no user environment: the supervisor starts in milliseconds.
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        str(SUPERVISOR),
+        str(control),
+        str(status),
+        f"{grace}",
+        "--",
+    ]
+
+
+def _not_launched(
+    argv: Sequence[str],
+    error: OSError | str,
+    stdout_log: IO[bytes],
+    stderr_log: IO[bytes],
+    redactor: Redactor,
+    started: float,
+) -> Outcome:
+    message = redactor.redact(f"cannot launch {argv[0]!r}: {error}")
+    with stdout_log, stderr_log:
+        stderr_log.write((message + "\n").encode("utf-8", "surrogateescape"))
+    return Outcome(None, False, time.monotonic() - started, message)
 
 
 def _wait_for_exit(pid: int, until: float | None) -> bool:

@@ -223,9 +223,11 @@ class Workspace:
             if process.poll() is None:
                 process.kill()
             process.communicate(timeout=PROCESS_TIMEOUT)
-        for path in self.pid_files:
-            if path.exists():
-                pid = int(path.read_text())
+        pid_dir = self.root / "pids"
+        named = [int(p.name) for p in pid_dir.iterdir()] if pid_dir.is_dir() else []
+        for path in [*self.pid_files, *named]:
+            if isinstance(path, int) or path.exists():
+                pid = path if isinstance(path, int) else int(path.read_text())
                 cmdline = Path(f"/proc/{pid}/cmdline")
                 if alive(pid) and cmdline.exists() and b"bench.py" in cmdline.read_bytes():
                     os.kill(pid, signal.SIGKILL)
@@ -552,7 +554,7 @@ class TestLeasesAndRecovery:
         assert parse_time(run["lease_expires_at"]) > parse_time(started["lease_expires_at"])
         assert claims(ws) == [1]
 
-    def test_kill_9_leaves_a_running_run_that_recover_stale_recovers_and_a_rerun_retries(
+    def test_kill_9_stops_the_benchmark_and_leaves_a_run_that_recover_stale_recovers(
         self, ws: Workspace
     ) -> None:
         pid_file = ws.pid_file()
@@ -571,7 +573,11 @@ class TestLeasesAndRecovery:
         process.communicate(timeout=PROCESS_TIMEOUT)
         assert process.returncode == -signal.SIGKILL
         benchmark_pid = int(pid_file.read_text())
-        assert alive(benchmark_pid)  # in its own session, out of reach of the kill
+        # Its supervisor saw the run die and stopped it: no orphan writes a result nobody
+        # records.
+        eventually(lambda: not alive(benchmark_pid), "the benchmark to be stopped")
+        run_dir = ws.results / ws.run_row(run_id)["run_dir"]
+        assert not (run_dir / "output" / "result.json").exists()
 
         # Until its lease expires the run is visible, and counted, as running.
         run = ws.run_row(run_id)
@@ -603,7 +609,35 @@ class TestLeasesAndRecovery:
             (2, "succeeded"),
         ]
         assert claims(ws) == [1, 2]
-        os.kill(benchmark_pid, signal.SIGKILL)
+
+    def test_kill_9_of_a_parallel_run_stops_every_benchmark_it_started(self, ws: Workspace) -> None:
+        command = json.dumps([sys.executable, "bench.py", "{output_dir}"])
+        with ws.registry.open("a") as registry:
+            registry.write(f"\n[benchmarks.second]\ncommand = {command}\n")
+        pid_dir = ws.root / "pids"
+        pid_dir.mkdir()
+        script = ws.root / "bench.py"
+        script.write_text(
+            script.read_text().replace(
+                'if env("BENCH_PID_FILE"):',
+                'if env("BENCH_PID_DIR"):\n'
+                '    Path(env("BENCH_PID_DIR"), str(os.getpid())).write_text("")\n'
+                'if env("BENCH_PID_FILE"):',
+            )
+        )
+        process = ws.start(
+            "--jobs", "2", env={"BENCH_SLEEP": "30", "BENCH_PID_DIR": str(pid_dir)},
+            benchmarks="quick,second",
+        )  # fmt: skip
+        pids = eventually(
+            lambda: found if len(found := list(pid_dir.iterdir())) == 2 else None,
+            "both benchmarks to start",
+        )
+        benchmark_pids = [int(p.name) for p in pids]
+        process.kill()
+        process.communicate(timeout=PROCESS_TIMEOUT)
+        for pid in benchmark_pids:
+            eventually(lambda pid=pid: not alive(pid), f"benchmark {pid} to be stopped")
 
     def test_a_finish_after_recovery_is_recorded_and_is_the_final_truth(
         self, ws: Workspace

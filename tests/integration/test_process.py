@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -295,6 +296,92 @@ class TestNothingIsLeftRunning:
                 tick_seconds=0.2,
             )
         assert is_gone(pids[0])
+
+
+RUNNER = """
+import sys, threading
+from pathlib import Path
+from benchledger.adapters.execution.process import execute
+from benchledger.adapters.execution.secrets import Redactor
+
+root = Path(sys.argv[1])
+
+def one(name):
+    execute(
+        [sys.executable, str(root / "bench.py"), name],
+        cwd=root,
+        env={"LANG": "C.UTF-8"},
+        stdout_path=root / name / "stdout.log",
+        stderr_path=root / name / "stderr.log",
+        redactor=Redactor([]),
+        kill_grace_seconds=1.0,
+    )
+
+threads = [threading.Thread(target=one, args=(n,)) for n in ("a", "b")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+SLOW_BENCH = """
+import os, subprocess, sys, time
+from pathlib import Path
+name = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+Path(f"{name}.pids.tmp").write_text(f"{os.getpid()} {child.pid}")
+os.replace(f"{name}.pids.tmp", f"{name}.pids")
+time.sleep(60)
+Path(f"{name}.late").write_text("a result nobody would record")
+"""
+
+
+class TestTheCommandDiesWithItsRunner:
+    def test_kill_9_of_the_runner_stops_every_command_and_its_children(
+        self, tmp_path: Path
+    ) -> None:
+        import subprocess
+
+        (tmp_path / "bench.py").write_text(textwrap.dedent(SLOW_BENCH))
+        runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path)])
+        pid_files = [tmp_path / "a.pids", tmp_path / "b.pids"]
+        try:
+            deadline = time.monotonic() + 20
+            while not all(p.exists() for p in pid_files) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            pids = [int(pid) for p in pid_files for pid in p.read_text().split()]
+            assert not any(is_gone(pid) for pid in pids)
+            runner.kill()
+            runner.wait(timeout=10)
+            assert all(eventually_gone(pid, seconds=10) for pid in pids)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+                runner.wait()
+            for p in pid_files:
+                for pid in p.read_text().split() if p.exists() else ():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+        assert not list(tmp_path.glob("*.late"))
+
+    def test_the_command_gets_default_signal_handling_not_the_supervisors(
+        self, tmp_path: Path
+    ) -> None:
+        outcome = run_script(
+            tmp_path,
+            """
+            import signal
+            print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,
+                  signal.getsignal(signal.SIGHUP) == signal.SIG_DFL)
+            """,
+        )
+        assert outcome.exit_code == 0
+        assert logs(tmp_path)[0] == "True True\n"
+
+    def test_the_exit_code_of_the_command_is_relayed(self, tmp_path: Path) -> None:
+        assert run_script(tmp_path, "import sys; sys.exit(3)").exit_code == 3
+        killed = run_script(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGUSR1)")
+        assert killed.exit_code == -signal.SIGUSR1
 
 
 class TestArtifacts:
