@@ -319,10 +319,11 @@ def _safe(text: str) -> str:
 
 
 def _relative(path: Path, base: Path) -> str:
+    """Relative to base, else relative to the working directory or `~`: no host paths."""
     try:
         return str(path.resolve().relative_to(base.resolve())) or "."
     except ValueError:
-        return str(path)
+        return HostPaths(Path.cwd()).scrub(str(path))
 
 
 def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path) -> int:
