@@ -12,6 +12,8 @@ The rule, for config keys, command options and environment names alike:
 - Under a *strong* name (password, secret, passphrase, credential, api key) every
   other string is masked where it stands. Under a *weak* one (`key`, `token`,
   `auth`, ...) only a value that could be a secret is: `sort_key = "score"` stays.
+- Well-known key shapes (`sk-...`, `ghp_...`, `hf_...`, `AKIA...`, `Bearer ...`) are
+  masked in any string, whatever its name.
 - A value *could be a secret* when it is at least 8 characters without white space
   and is neither a plain word (letters, perhaps joined by `-`, `_` or `.`) nor a
   number. Only such values are also masked wherever else they appear (logs, result
@@ -51,6 +53,32 @@ _PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-_.][A-Za-z]+)*")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 MIN_SECRET_LENGTH = 8
 
+# Key shapes of well-known providers, masked wherever they appear; the body must hold a
+# digit, so words such as "sk-learn-tutorials" are left alone.
+_BODY = r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]"
+_KNOWN_KEYS = (
+    rf"sk-ant-{_BODY}{{16,}}",
+    rf"sk-{_BODY}{{16,}}",
+    rf"(?:ghp|gho|ghu|ghs|ghr)_{_BODY}{{20,}}",
+    rf"github_pat_{_BODY}{{20,}}",
+    rf"glpat-{_BODY}{{16,}}",
+    rf"hf_{_BODY}{{16,}}",
+    rf"xox[abposr]-{_BODY}{{10,}}",
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+    r"AIza[0-9A-Za-z_-]{35}",
+)
+KNOWN_KEY = re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_KNOWN_KEYS) + r")")
+# "Authorization: Bearer X", "Bearer X", "Authorization: Basic X": the credential after it.
+BEARER = re.compile(
+    r"(?i)(\b(?:authorization\s*[:=]\s*(?:bearer|basic|token)?|bearer)\s+)"
+    r"([A-Za-z0-9._~+/=-]{8,})"
+)
+
+
+def mask_shapes(text: str) -> str:
+    """The text with every well-known key shape and bearer credential masked."""
+    return BEARER.sub(lambda m: m[1] + MASK, KNOWN_KEY.sub(MASK, text))
+
 
 def name_strength(name: str) -> str | None:
     """ "strong" or "weak" for a secret-looking name, None for an ordinary one."""
@@ -86,7 +114,7 @@ def masks(name: str, value: object) -> bool:
 
 
 def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy with every secret-looking value masked, at any depth."""
+    """A copy with every secret-looking value, and every key shape in any string, masked."""
     return {key: _mask_value(str(key), value) for key, value in config.items()}
 
 
@@ -95,7 +123,9 @@ def _mask_value(name: str, value: Any) -> Any:
         return {k: _mask_value(str(k), v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_mask_value(name, item) for item in value]
-    return MASK if masks(name, value) else value
+    if masks(name, value):
+        return MASK
+    return mask_shapes(value) if isinstance(value, str) else value
 
 
 def config_secrets(config: Mapping[str, Any]) -> list[str]:

@@ -203,7 +203,7 @@ class Runner:
             raise
         state: State = "succeeded" if status is RunStatus.SUCCEEDED else _failing(status)
         return BenchmarkOutcome(
-            spec.id, state, str(started.run_id), run_key, started.attempt, score, error
+            spec.id, state, str(started.run_id), run_key, started.attempt, score, scrub(error)
         )
 
     def _renew(self, run_id: Any, lease_seconds: float) -> None:

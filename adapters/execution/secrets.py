@@ -17,7 +17,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchledger.domain.secrets import MASK, config_secrets, could_be_secret, mask_config, masks
+from benchledger.domain.secrets import (
+    BEARER,
+    KNOWN_KEY,
+    MASK,
+    config_secrets,
+    could_be_secret,
+    mask_config,
+    masks,
+)
 
 # Common names that contain a secret-looking word but hold paths, ids or flags; redacting
 # their values ("wayland", "false", "user") would mask ordinary words in every log.
@@ -30,27 +38,6 @@ SECRET_NAME = re.compile(
     r".*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION"
     r"|_PAT$).*",
     re.IGNORECASE,
-)
-
-# Key shapes of well-known providers; the body must hold a digit, so words such as
-# "sk-learn-tutorials" are left alone.
-_BODY = r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]"
-_KNOWN_KEYS = (
-    rf"sk-ant-{_BODY}{{16,}}",
-    rf"sk-{_BODY}{{16,}}",
-    rf"(?:ghp|gho|ghu|ghs|ghr)_{_BODY}{{20,}}",
-    rf"github_pat_{_BODY}{{20,}}",
-    rf"glpat-{_BODY}{{16,}}",
-    rf"hf_{_BODY}{{16,}}",
-    rf"xox[abposr]-{_BODY}{{10,}}",
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}",
-    r"AIza[0-9A-Za-z_-]{35}",
-)
-KNOWN_KEY = re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_KNOWN_KEYS) + r")")
-# "Authorization: Bearer X", "Bearer X", "Authorization: Basic X": the credential after it.
-BEARER = re.compile(
-    r"(?i)(\b(?:authorization\s*[:=]\s*(?:bearer|basic|token)?|bearer)\s+)"
-    r"([A-Za-z0-9._~+/=-]{8,})"
 )
 
 

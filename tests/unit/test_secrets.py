@@ -54,6 +54,12 @@ class TestConfigKeys:
         }
         assert mask_config(config) == config
 
+    def test_key_shapes_are_masked_under_any_key(self) -> None:
+        assert mask_config({"prompt": f"use {KEY} please", "n": 3}) == {
+            "prompt": f"use {MASK} please",
+            "n": 3,
+        }
+
     def test_only_values_that_could_be_secrets_are_hunted_elsewhere(self) -> None:
         assert config_secrets({"api_key": KEY, "password": "hunter2"}) == [KEY]
 
