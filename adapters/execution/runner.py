@@ -275,7 +275,9 @@ def _scrubbed(record: RunRecord | None, scrub: Callable[[Any], Any]) -> RunRecor
     in its text (JSON escapes would hide a secret from byte masking)."""
     if record is None:
         return None
-    return RunRecord.model_validate(scrub(record.model_dump(mode="json")))
+    dumped = record.model_dump(mode="json")
+    scrubbed = scrub(dumped)
+    return record if scrubbed == dumped else RunRecord.model_validate(scrubbed)
 
 
 def _finish_fields(
