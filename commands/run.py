@@ -174,6 +174,8 @@ def run(
         lease_seconds=lease_seconds,
         renew_seconds=renew_seconds,
     )
+    from benchledger.domain.secrets import mask_config
+
     label = f"rg_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{os.urandom(4).hex()}"
     group = ledger.new_group(
         label,
@@ -182,7 +184,7 @@ def run(
             "agent": agent,
             "provider": provider or "",
             "model": model,
-            "extra": extras,
+            "extra": [mask_config(e) for e in extras],
             "mode": mode,
             "timeout": timeout,
             "benchmarks": [s.id for s in specs],
@@ -256,18 +258,33 @@ def _selection(
     return registry, list(registry.benchmarks.values()) if run_all else registry.select(ids)
 
 
-def _sweep_stale(ctx: LedgerContext, stale_seconds: float | None = None) -> list[tuple[UUID, str]]:
-    """Recover running runs whose lease expired; lease-less ones by age (6 h by default)."""
+def _sweep_stale(
+    ctx: LedgerContext, stale_seconds: float | None = None
+) -> tuple[list[tuple[UUID, str]], list[tuple[UUID, str]]]:
+    """Recover running runs whose lease expired; lease-less ones by age (6 h by default).
+    Then close as interrupted the run groups their processes left open, judged by age."""
     candidates = [UUID(r["run_id"]) for r in ctx.queries().runs(status="running")]
-    recovered = ctx.services.ledger.recover_stale(
-        candidates,
-        stale_seconds or 0.0,
-        actor(None),
-        age_cutoff=STALE_WITHOUT_LEASE if stale_seconds is None else stale_seconds,
+    ledger = ctx.services.ledger
+    age_cutoff = STALE_WITHOUT_LEASE if stale_seconds is None else stale_seconds
+    recovered = ledger.recover_stale(
+        candidates, stale_seconds or 0.0, actor(None), age_cutoff=age_cutoff
     )
     if recovered:
         ctx.services.runner.catch_up()
-    return recovered
+    open_groups = [g for g in ctx.queries().open_groups() if not g["running"]]
+    labels = {UUID(g["run_group_id"]): g["label"] for g in open_groups}
+    closed = ledger.close_stale_groups(
+        ((UUID(g["run_group_id"]), _moment(g["last_activity"])) for g in open_groups),
+        age_cutoff,
+        actor(None),
+    )
+    if closed:
+        ctx.services.runner.catch_up()
+    return recovered, [(group_id, labels[group_id]) for group_id in closed]
+
+
+def _moment(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
 
 
 @click.command(name="recover-stale")
@@ -284,20 +301,26 @@ def recover_stale(ctx: LedgerContext, stale_seconds: float | None, as_json: bool
 
     A run whose process is alive and renewing its lease is never touched. Its
     completed cells are kept, and if its process finishes later, that finish
-    is recorded too.
+    is recorded too. Run groups (a run or an import) left open by a process that
+    was killed are closed as interrupted once nothing was heard of them or their
+    runs for the age cutoff. (--json lists the recovered runs only.)
 
     \b
     Example:
         benchledger recover-stale
         benchledger recover-stale --stale-seconds 600
     """
-    recovered = _sweep_stale(ctx, stale_seconds)
+    recovered, closed = _sweep_stale(ctx, stale_seconds)
     if as_json:
         click.echo(json.dumps([{"run_id": str(r), "policy": p} for r, p in recovered]))
         return
     for run_id, policy in recovered:
         click.echo(f"Recovered run {short(str(run_id))} ({policy})")
+    for _group_id, label in closed:
+        click.echo(f"Closed run group {label} (interrupted)")
     click.echo(f"Recovered runs: {len(recovered)}")
+    if closed:
+        click.echo(f"Closed interrupted run groups: {len(closed)}")
 
 
 @click.command()

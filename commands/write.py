@@ -19,6 +19,13 @@ from benchledger.domain.errors import InputFormatError
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
 
+def _not_blank(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """A reason that is only white space explains nothing."""
+    if not value.strip():
+        raise click.ClickException("--reason must not be blank")
+    return value
+
+
 @click.command(name="import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "format_name", help="Skip detection and parse as this format")
@@ -103,7 +110,7 @@ def import_(
 
 @click.command()
 @click.argument("run")
-@click.option("--reason", required=True, help="Why the run must not count")
+@click.option("--reason", required=True, callback=_not_blank, help="Why the run must not count")
 @click.option("--by", help="Who decided (default: your user name)")
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger
@@ -119,7 +126,7 @@ def invalidate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_jso
 
 @click.command()
 @click.argument("run")
-@click.option("--reason", required=True, help="Why the run counts again")
+@click.option("--reason", required=True, callback=_not_blank, help="Why the run counts again")
 @click.option("--by", help="Who decided (default: your user name)")
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger
@@ -136,7 +143,9 @@ def reinstate(ctx: LedgerContext, run: str, reason: str, by: str | None, as_json
 @click.command(name="correct-score")
 @click.argument("run")
 @click.option("--score", required=True, type=float, help="The corrected score")
-@click.option("--reason", required=True, help="Why the recorded score was wrong")
+@click.option(
+    "--reason", required=True, callback=_not_blank, help="Why the recorded score was wrong"
+)
 @click.option("--by", help="Who corrected it (default: your user name)")
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger

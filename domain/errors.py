@@ -19,6 +19,10 @@ class RuleViolationError(LedgerError):
     """A command would break a rule of the domain."""
 
 
+class BlankReasonError(RuleViolationError):
+    """A correction, invalidation or reinstatement without a reason."""
+
+
 class RunAlreadyFinishedError(RuleViolationError):
     """Cells or a second finish arrived for a run that already finished."""
 

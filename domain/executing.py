@@ -162,6 +162,30 @@ class Executing(LedgerBase):
                 break
         return recovered
 
+    def close_stale_groups(
+        self,
+        candidates: Iterable[tuple[UUID, datetime | None]],
+        age_cutoff: float,
+        actor: str,
+    ) -> list[UUID]:
+        """Close as interrupted every open group (with when its runs were last heard of)
+        that nothing was heard of for `age_cutoff` seconds; the caller leaves out groups
+        with runs still live."""
+        closed = []
+        for group_id, last_activity in candidates:
+            for _ in range(3):
+                group = self._get(group_id, _project(group_model.mutate), "run group")
+                now = _utc_now()
+                if not group_model.is_stale(group, last_activity, now, age_cutoff):
+                    break
+                try:
+                    self._save([group_model.interrupt(group, now, age_cutoff, actor)])
+                except ConcurrencyError:
+                    continue  # its process wrote to it meanwhile: look again
+                closed.append(group_id)
+                break
+        return closed
+
     def skip(
         self,
         group: GroupHandle,

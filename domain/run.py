@@ -121,6 +121,7 @@ class Run(Aggregate):
     status: RunStatus
     invalidated: bool = False
     score: float | None = None
+    unit: str | None = None
     corrections: int = 0
     lease_expires_at: datetime | None = None
     last_heard_at: datetime | None = None
@@ -199,7 +200,7 @@ def _(event: StaleRunRecovered, run: Run) -> Run:
 def _(event: RunFinished, run: Run) -> Run:
     # Cells are closed once a run finishes, so their fingerprints are no longer needed.
     return run.advanced(  # type: ignore[no-any-return]
-        event, status=event.status, score=event.score, cell_digests={}
+        event, status=event.status, score=event.score, unit=event.unit, cell_digests={}
     )
 
 

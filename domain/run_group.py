@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import singledispatch
 from typing import Any, Literal
 from uuid import UUID
@@ -47,12 +48,19 @@ class LaunchRefused(Event):
 
 
 class RunGroupClosed(Event):
+    """The invocation ended; `interrupted` when recovery closed it for a process that
+    stopped without closing it (a later close by that process is still recorded)."""
+
     summary: dict[str, int] = Field(default_factory=dict)
+    interrupted: bool = False
+    actor: str | None = None
+    detail: str | None = None
 
 
 class RunGroup(Aggregate):
     label: str
     closed: bool = False
+    interrupted: bool = False
 
 
 @singledispatch
@@ -78,7 +86,9 @@ def _(event: BenchmarkSkipped | LaunchRefused, group: RunGroup) -> RunGroup:
 
 @mutate.register
 def _(event: RunGroupClosed, group: RunGroup) -> RunGroup:
-    return group.advanced(event, closed=True)  # type: ignore[no-any-return]
+    return group.advanced(  # type: ignore[no-any-return]
+        event, closed=True, interrupted=event.interrupted
+    )
 
 
 def open_group(
@@ -102,8 +112,34 @@ def open_group(
 
 
 def close_group(group: RunGroup, summary: dict[str, int]) -> RunGroupClosed:
-    if group.closed:
+    """The invocation's own close; after a recovery's close it is the final truth."""
+    if group.closed and not group.interrupted:
         raise RuleViolationError(f"run group {group.label} is already closed")
     return RunGroupClosed(
         originator_id=group.id, originator_version=group.version + 1, summary=summary
+    )
+
+
+def is_stale(
+    group: RunGroup, last_activity: datetime | None, now: datetime, age_cutoff: float
+) -> bool:
+    """Open, and nothing heard of it or of its runs for `age_cutoff` seconds."""
+    if group.closed:
+        return False
+    heard = max(group.modified_on, last_activity or group.modified_on)
+    return (now - heard).total_seconds() >= age_cutoff
+
+
+def interrupt(group: RunGroup, now: datetime, age_cutoff: float, actor: str) -> RunGroupClosed:
+    """Close a group its process left open (killed after its last write)."""
+    if group.closed:
+        raise RuleViolationError(f"run group {group.label} is already closed")
+    quiet = (now - group.modified_on).total_seconds()
+    return RunGroupClosed(
+        originator_id=group.id,
+        originator_version=group.version + 1,
+        interrupted=True,
+        actor=actor,
+        detail=f"left open by its process; nothing heard for {age_cutoff:g} s or more "
+        f"(group quiet for {quiet:.0f} s)",
     )

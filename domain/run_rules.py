@@ -8,6 +8,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from benchledger.domain.errors import (
+    BlankReasonError,
     CellConflictError,
     InvalidationStateError,
     RuleViolationError,
@@ -26,6 +27,8 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.domain.secrets import mask_config
+from benchledger.domain.units import check_score
 
 
 def new_cells(run: Run, cells: Sequence[Cell]) -> list[Cell]:
@@ -80,7 +83,7 @@ def start(
         agent=header.agent,
         provider=header.provider,
         model=header.model,
-        config=header.config,
+        config=mask_config(header.config),
         signature=header.signature,
         comparison_signature=header.comparison_signature,
         attempt=attempt,
@@ -129,7 +132,15 @@ def finish_from_record(
     )
 
 
+def require_reason(reason: str) -> str:
+    """A correction says why: a blank reason explains nothing."""
+    if not reason.strip():
+        raise BlankReasonError("the reason must not be blank")
+    return reason
+
+
 def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
+    require_reason(reason)
     if run.invalidated:
         raise InvalidationStateError(f"run {run.id} is already invalidated")
     return RunInvalidated(
@@ -138,6 +149,7 @@ def invalidate(run: Run, reason: str, actor: str) -> RunInvalidated:
 
 
 def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
+    require_reason(reason)
     if run.superseded_by is not None:
         raise InvalidationStateError(
             f"run {run.id} was superseded by {run.superseded_by}; reinstate that run's source"
@@ -150,8 +162,10 @@ def reinstate(run: Run, reason: str, actor: str) -> RunReinstated:
 
 
 def correct_score(run: Run, new_score: float | None, reason: str, actor: str) -> ScoreCorrected:
+    require_reason(reason)
     if not run.finished:
         raise RunNotFinishedError(f"run {run.id} has not finished; there is no score to correct")
+    check_score(new_score, run.unit)
     return ScoreCorrected(
         originator_id=run.id,
         originator_version=run.version + 1,
@@ -239,7 +253,11 @@ def begin(
     run_dir: str,
     code_versions: dict[str, str] | None = None,
 ) -> RunStarted:
-    """The start of an executed run, under a lease its process keeps renewing."""
+    """The start of an executed run, under a lease its process keeps renewing.
+
+    The signatures are computed from the real config; the event stores it with its
+    secrets masked, so different secrets stay different work without being recorded.
+    """
     from benchledger.domain.signatures import comparison_signature, signature
 
     return RunStarted(
@@ -250,7 +268,7 @@ def begin(
         agent=agent,
         provider=provider,
         model=model,
-        config=config,
+        config=mask_config(config),
         signature=signature(benchmark, agent, provider, model, config),
         comparison_signature=comparison_signature(benchmark, provider, model, config),
         attempt=attempt,

@@ -15,9 +15,13 @@ from benchledger.projections.base import Change, Envelope, Projection, Table, is
 
 INSERT = (
     "INSERT INTO [{run_groups}] (run_group_id, label, kind, opened_at, closed_at, runs, "
-    "request, selection, repo_meta, summary) VALUES (?, ?, ?, ?, NULL, 0, ?, ?, ?, NULL)"
+    "request, selection, repo_meta, summary, interrupted) "
+    "VALUES (?, ?, ?, ?, NULL, 0, ?, ?, ?, NULL, 0)"
 )
-CLOSE = "UPDATE [{run_groups}] SET closed_at = ?, summary = ? WHERE run_group_id = ?"
+CLOSE = (
+    "UPDATE [{run_groups}] SET closed_at = ?, summary = ?, interrupted = ?, close_detail = ? "
+    "WHERE run_group_id = ?"
+)
 COUNT_RUN = "UPDATE [{run_groups}] SET runs = runs + 1 WHERE run_group_id = ?"
 NOT_RUN = (
     "INSERT INTO [{skips}] (position, run_group_id, outcome, benchmark, agent, provider, "
@@ -28,7 +32,7 @@ NOT_RUN = (
 
 class RunGroupsProjection(Projection):
     name = "run_groups"
-    version = 2
+    version = 3
     tables = (
         Table(
             "run_groups",
@@ -43,6 +47,8 @@ class RunGroupsProjection(Projection):
                 "selection": str,
                 "repo_meta": str,
                 "summary": str,
+                "interrupted": int,
+                "close_detail": str,
             },
             pk=("run_group_id",),
         ),
@@ -84,7 +90,16 @@ class RunGroupsProjection(Projection):
                 ),
             )
         elif isinstance(event, RunGroupClosed):
-            yield CLOSE, (iso(event.timestamp), to_json(event.summary), str(envelope.stream))
+            yield (
+                CLOSE,
+                (
+                    iso(event.timestamp),
+                    to_json(event.summary),
+                    int(event.interrupted),
+                    event.detail,
+                    str(envelope.stream),
+                ),
+            )
         elif isinstance(event, BenchmarkSkipped | LaunchRefused):
             refused = isinstance(event, LaunchRefused)
             yield (

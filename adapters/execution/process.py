@@ -5,90 +5,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import signal
 import stat
 import subprocess
-import tempfile
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-# Common names that contain a secret-looking word but hold paths, ids or flags; redacting
-# their values ("wayland", "false", "user") would mask ordinary words in every log.
-_HARMLESS_NAMES = (
-    r"SSH_AUTH_SOCK|XAUTHORITY|DESKTOP_SESSION|SESSION_MANAGER|DBUS_SESSION_BUS_ADDRESS"
-    r"|XDG_SESSION_\w+|GNOME_KEYRING_\w+|TOKENIZERS_PARALLELISM|GIT_AUTHOR_(?:NAME|EMAIL|DATE)"
-)
-SECRET_NAME = re.compile(
-    rf"^(?!(?:{_HARMLESS_NAMES})$)"
-    r".*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION"
-    r"|_PAT$).*",
-    re.IGNORECASE,
-)
-# Flag values under a secret-looking name are not secrets, and masking them would
-# corrupt every "true" in a results file.
-_NOT_SECRET_VALUES = frozenset({"true", "false", "none", "null"})
+from benchledger.adapters.execution.secrets import Redactor
+
 _JOIN_SECONDS = 5.0
-
-
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    """Values of secret-looking names (at least 4 characters), longest first."""
-    found = {
-        value
-        for name, value in env.items()
-        if SECRET_NAME.match(name) and len(value) >= 4 and value.lower() not in _NOT_SECRET_VALUES
-    }
-    return sorted(found, key=lambda value: (-len(value), value))
-
-
-class Redactor:
-    """Replaces every occurrence of the given secrets with a mask."""
-
-    def __init__(self, secrets: Sequence[str], mask: str = "[REDACTED]") -> None:
-        # Longest first, so a secret that contains another is masked whole.
-        self.secrets = tuple(sorted({s for s in secrets if s}, key=lambda s: (-len(s), s)))
-        self.mask = mask
-        self._text: re.Pattern[str] | None = None
-        self._bytes: re.Pattern[bytes] | None = None
-        if self.secrets:
-            self._text = re.compile("|".join(re.escape(s) for s in self.secrets))
-            self._bytes = re.compile(b"|".join(re.escape(_encode(s)) for s in self.secrets))
-        # Backslashes are the only special characters in a replacement template.
-        self._text_mask = mask.replace("\\", "\\\\")
-        self._bytes_mask = _encode(self._text_mask)
-
-    def redact(self, text: str) -> str:
-        """The text with every secret masked."""
-        return text if self._text is None else self._text.sub(self._text_mask, text)
-
-    def redact_bytes(self, data: bytes) -> bytes:
-        """The bytes with the UTF-8 encoding of every secret masked."""
-        return data if self._bytes is None else self._bytes.sub(self._bytes_mask, data)
-
-    def redact_obj(self, value: Any) -> Any:
-        """A copy of nested dicts, lists, tuples and strings with every secret masked, keys too."""
-        if self._text is None:
-            return value
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, bytes):
-            return self.redact_bytes(value)
-        if isinstance(value, dict):
-            return {self.redact_obj(k): self.redact_obj(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact_obj(item) for item in value]
-        if isinstance(value, tuple):
-            return tuple(self.redact_obj(item) for item in value)
-        return value
-
-
-def _encode(text: str) -> bytes:
-    # surrogateescape round-trips environment values that were not valid UTF-8.
-    return text.encode("utf-8", "surrogateescape")
 
 
 def _regular_files(root: Path) -> Iterator[Path]:
@@ -104,34 +34,19 @@ def _regular_files(root: Path) -> Iterator[Path]:
                 yield path
 
 
-def redact_tree(root: Path, redactor: Redactor) -> list[Path]:
-    """Atomically rewrite every regular file under root that contains a secret; return them."""
-    if not redactor.secrets:
-        return []
-    rewritten = []
+def masked_copies(root: Path, dest: Path, redactor: Redactor) -> list[Path]:
+    """Write a masked copy under dest of every regular file under root that holds a
+    secret; the files under root are never changed. The copies, sorted."""
+    written = []
     for path in _regular_files(root):
         data = path.read_bytes()
-        redacted = redactor.redact_bytes(data)
-        if redacted != data:
-            _replace_contents(path, redacted)
-            rewritten.append(path)
-    return sorted(rewritten)
-
-
-def _replace_contents(path: Path, data: bytes) -> None:
-    mode = stat.S_IMODE(os.lstat(path).st_mode)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".redacting")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+        masked = redactor.redact_bytes(data)
+        if masked != data:
+            copy = dest / path.relative_to(root)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(masked)
+            written.append(copy)
+    return sorted(written)
 
 
 @dataclass(frozen=True)
@@ -215,7 +130,9 @@ def execute(
     On timeout the group gets SIGTERM, then SIGKILL after kill_grace_seconds. Once the
     child has exited, whatever else is left in its group is killed. An exception from
     on_start or on_tick, or a KeyboardInterrupt, kills the group and then propagates.
-    Processes that leave the group (setsid, daemonising) are beyond reach.
+    If this process dies (even by kill -9), the supervisor between it and the command
+    (see `supervise.py`) stops the group within kill_grace_seconds. Processes that
+    leave the group (setsid, daemonising) are beyond reach.
     """
     if not argv:
         raise ValueError("argv is empty")
@@ -226,21 +143,37 @@ def execute(
     # Opened before launching, so an unwritable log directory fails with nothing started.
     stdout_log, stderr_log = stdout_path.open("wb"), stderr_path.open("wb")
     started = time.monotonic()
+    control_read, control_write = os.pipe()
+    status_read, status_write = os.pipe()
     try:
         process = subprocess.Popen(
-            list(argv),
+            [*_supervisor(control_read, status_write, kill_grace_seconds), *argv],
             cwd=cwd,
             env=dict(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=(control_read, status_write),
         )
     except OSError as error:
-        message = redactor.redact(f"cannot launch {argv[0]!r}: {error}")
-        with stdout_log, stderr_log:
-            stderr_log.write(_encode(message + "\n"))
-        return Outcome(None, False, time.monotonic() - started, message)
+        os.close(control_write)
+        os.close(status_read)
+        return _not_launched(argv, error, stdout_log, stderr_log, redactor, started)
+    finally:
+        os.close(control_read)
+        os.close(status_write)
+    with os.fdopen(status_read, "rb") as status:
+        report = status.readline().decode("utf-8", "surrogateescape").rstrip("\n")
+    if not report.startswith("started "):
+        process.wait()
+        os.close(control_write)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        error_text = report.removeprefix("error ") or "the supervisor ended before starting it"
+        return _not_launched(argv, error_text, stdout_log, stderr_log, redactor, started)
+    child_pid = int(report.split()[1])
 
     assert process.stdout is not None and process.stderr is not None
     pumps: list[_Pump] = []
@@ -249,7 +182,7 @@ def execute(
         pumps.append(_Pump(process.stdout, stdout_log, redactor))
         pumps.append(_Pump(process.stderr, stderr_log, redactor))
         if on_start is not None:
-            on_start(process.pid)
+            on_start(child_pid)
         deadline = None if timeout is None else started + timeout
         next_tick = started + tick_seconds if on_tick is not None else None
         while True:
@@ -266,14 +199,47 @@ def execute(
                 next_tick = now + tick_seconds
                 on_tick()
     finally:
-        # The child is exited-but-unreaped (or still running) here, so its pid, and with it
-        # the group id, cannot have been reused: killing the group hits only its leftovers.
+        # The supervisor (the group's leader, which relays the command's exit) is
+        # exited-but-unreaped (or still running) here, so the group id cannot have been
+        # reused: killing the group hits only its leftovers.
         _signal_group(process.pid, signal.SIGKILL)
         exit_code = process.wait()
+        os.close(control_write)
         duration = time.monotonic() - started
         for pump in pumps:
             pump.finish()
     return Outcome(exit_code, timed_out, duration, None)
+
+
+SUPERVISOR = Path(__file__).with_name("supervise.py")
+
+
+def _supervisor(control: int, status: int, grace: float) -> list[str]:
+    # -I -S: no site-packages, no user environment: the supervisor starts in milliseconds.
+    return [
+        sys.executable,
+        "-I",
+        "-S",
+        str(SUPERVISOR),
+        str(control),
+        str(status),
+        f"{grace}",
+        "--",
+    ]
+
+
+def _not_launched(
+    argv: Sequence[str],
+    error: OSError | str,
+    stdout_log: IO[bytes],
+    stderr_log: IO[bytes],
+    redactor: Redactor,
+    started: float,
+) -> Outcome:
+    message = redactor.redact(f"cannot launch {argv[0]!r}: {error}")
+    with stdout_log, stderr_log:
+        stderr_log.write((message + "\n").encode("utf-8", "surrogateescape"))
+    return Outcome(None, False, time.monotonic() - started, message)
 
 
 def _wait_for_exit(pid: int, until: float | None) -> bool:

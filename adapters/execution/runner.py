@@ -3,8 +3,11 @@
 Per benchmark: compatibility, the skip decision, required environment, then an
 atomic claim of the next attempt; the command runs in its own process group
 while the run's lease is renewed; its result file is located, parsed and
-recorded with the outcome and artifacts. Secret-looking environment values
-never reach an event, a log file or the run directory.
+recorded with the outcome and artifacts. Secrets (secret-looking environment
+values, config keys and command options; well-known key shapes) never reach an
+event or a log file, and no event names an absolute host path. The benchmark's
+own files are never rewritten: files of its output that hold a secret get a
+masked copy under the run directory's `masked/`.
 """
 
 from __future__ import annotations
@@ -22,18 +25,13 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from benchledger.adapters import formats
-from benchledger.adapters.execution.process import (
-    Outcome,
-    Redactor,
-    artifacts,
-    execute,
-    redact_tree,
-    secret_values,
-)
+from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import BenchmarkSpec, effective_config, render_command
+from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
 from benchledger.domain.errors import InputFormatError, LedgerError
 from benchledger.domain.ledger import GroupHandle, Ledger, Skip
 from benchledger.domain.records import Cell, RunRecord, RunStatus
+from benchledger.domain.secrets import config_secrets
 from benchledger.domain.signature import Mode, decide
 
 State = Literal["succeeded", "failed", "timed_out", "error", "skipped", "refused"]
@@ -141,12 +139,18 @@ class Runner:
             "output_dir": str(output_dir),
         }
         argv = render_command(spec.command, values, config)
-        redactor = Redactor(secret_values(self.environ))
+        masked_argv, argv_secrets = mask_argv(argv)
+        redactor = Redactor([*secret_values(self.environ), *config_secrets(config), *argv_secrets])
+        paths = HostPaths(Path.cwd(), self.results_root)
+
+        def scrub(value: Any) -> Any:
+            return paths.scrub_obj(redactor.redact_obj(value))
+
         started = self.ledger.start_attempt(
             group,
             mode=request.mode,
-            command=redactor.redact_obj(_relative_argv(argv, self.results_root)),
-            cwd=_relative(spec.cwd, Path.cwd()),
+            command=scrub(masked_argv),
+            cwd=scrub(str(spec.cwd)),
             host=self.host,
             lease_seconds=request.lease_seconds,
             run_key=run_key,
@@ -177,16 +181,16 @@ class Runner:
                 on_tick=lambda: self._renew(started.run_id, request.lease_seconds),
                 tick_seconds=request.renew_seconds,
             )
-            redact_tree(run_dir, redactor)
+            masked_copies(output_dir, run_dir / "masked", redactor)
             status, score, error, record = self._judge(spec, who, output_dir, launched_at, outcome)
-            record = self._redacted(record, redactor)
+            record = _scrubbed(record, scrub)
             finished = _finish_fields(spec, record, status, score, error, outcome)
             finished["artifacts"] = [
                 {"path": a.path, "size": a.size, "sha256": a.sha256}
                 for a in artifacts(run_dir, self.results_root)
             ]
             cells: Sequence[Cell] = record.cells if record else ()
-            self.ledger.finish_run(started.run_id, cells, **redactor.redact_obj(finished))
+            self.ledger.finish_run(started.run_id, cells, **scrub(finished))
         except LedgerError:
             raise
         except Exception as e:  # our own failure after the claim: record it, never hide it
@@ -194,12 +198,12 @@ class Runner:
                 started.run_id,
                 (),
                 status=RunStatus.ERROR,
-                error=redactor.redact(f"benchledger failed while running: {e!r}"),
+                error=scrub(f"benchledger failed while running: {e!r}"),
             )
             raise
         state: State = "succeeded" if status is RunStatus.SUCCEEDED else _failing(status)
         return BenchmarkOutcome(
-            spec.id, state, str(started.run_id), run_key, started.attempt, score, error
+            spec.id, state, str(started.run_id), run_key, started.attempt, score, scrub(error)
         )
 
     def _renew(self, run_id: Any, lease_seconds: float) -> None:
@@ -265,12 +269,15 @@ class Runner:
             return None, f"result holds {len(parsed)} records, expected one run"
         return records[0], ""
 
-    @staticmethod
-    def _redacted(record: RunRecord | None, redactor: Redactor) -> RunRecord | None:
-        """Mask secrets in the parsed result too: JSON escapes hide them from byte masking."""
-        if record is None or not redactor.secrets:
-            return record
-        return RunRecord.model_validate(redactor.redact_obj(record.model_dump(mode="json")))
+
+def _scrubbed(record: RunRecord | None, scrub: Callable[[Any], Any]) -> RunRecord | None:
+    """The result as parsed from the original bytes, with secrets and host paths masked
+    in its text (JSON escapes would hide a secret from byte masking)."""
+    if record is None:
+        return None
+    dumped = record.model_dump(mode="json")
+    scrubbed = scrub(dumped)
+    return record if scrubbed == dumped else RunRecord.model_validate(scrubbed)
 
 
 def _finish_fields(
@@ -314,16 +321,11 @@ def _safe(text: str) -> str:
 
 
 def _relative(path: Path, base: Path) -> str:
+    """Relative to base, else relative to the working directory or `~`: no host paths."""
     try:
         return str(path.resolve().relative_to(base.resolve())) or "."
     except ValueError:
-        return str(path)
-
-
-def _relative_argv(argv: Sequence[str], root: Path) -> list[str]:
-    """Arguments naming the results root are stored relative to it: no host paths."""
-    prefix = str(root.resolve())
-    return [a.replace(prefix, "<results>") if prefix in a else a for a in argv]
+        return HostPaths(Path.cwd()).scrub(str(path))
 
 
 def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path) -> int:

@@ -60,6 +60,17 @@ class Queries:
         sql += " ORDER BY coalesce(started_at, recorded_at), run_id"
         return [decode_run(r) for r in _rows(self.conn.execute(sql, params))]
 
+    def open_groups(self) -> list[dict[str, Any]]:
+        """Run groups not closed yet, when their runs were last heard of, and how many
+        of those runs are still running."""
+        sql = (
+            "SELECT g.run_group_id, g.label, max(r.updated_at) AS last_activity, "
+            "coalesce(sum(r.status = 'running'), 0) AS running FROM run_groups g "
+            "LEFT JOIN runs r ON r.run_group_id = g.run_group_id "
+            "WHERE g.closed_at IS NULL GROUP BY g.run_group_id ORDER BY g.opened_at"
+        )
+        return _rows(self.conn.execute(sql))
+
     def find_run(self, ref: str) -> dict[str, Any]:
         """A run by full id, unique id prefix (4+ characters) or run key."""
         rows = _rows(self.conn.execute("SELECT * FROM runs WHERE run_id = ?", (ref,)))

@@ -12,6 +12,7 @@ environment variables, none of which are part of the work's signature:
     BENCH_SCORE         the score to report (default 0.75)
     BENCH_PID_FILE      write the benchmark's pid here once it has started
     BENCH_LEAK_FROM     name of an env variable whose value it leaks everywhere it can
+    BENCH_ECHO_ARGV     print its arguments (after the output dir)
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ if env("BENCH_PID_FILE"):
     pid_file = Path(env("BENCH_PID_FILE"))
     Path(f"{pid_file}.tmp").write_text(str(os.getpid()))
     os.replace(f"{pid_file}.tmp", pid_file)
+if env("BENCH_ECHO_ARGV"):
+    print("argv", sys.argv[2:], flush=True)
 secret = env(env("BENCH_LEAK_FROM", "-"), "")
 if secret:
     print("calling the model with key", secret, flush=True)
@@ -220,9 +223,11 @@ class Workspace:
             if process.poll() is None:
                 process.kill()
             process.communicate(timeout=PROCESS_TIMEOUT)
-        for path in self.pid_files:
-            if path.exists():
-                pid = int(path.read_text())
+        pid_dir = self.root / "pids"
+        named = [int(p.name) for p in pid_dir.iterdir()] if pid_dir.is_dir() else []
+        for path in [*self.pid_files, *named]:
+            if isinstance(path, int) or path.exists():
+                pid = path if isinstance(path, int) else int(path.read_text())
                 cmdline = Path(f"/proc/{pid}/cmdline")
                 if alive(pid) and cmdline.exists() and b"bench.py" in cmdline.read_bytes():
                     os.kill(pid, signal.SIGKILL)
@@ -300,7 +305,7 @@ class TestFirstRunAndReruns:
         )
         assert (run["cells"], run["cells_passed"], run["cells_failed"]) == (2, 1, 1)
         assert run["unit"] == "accuracy" and run["lease_expires_at"]
-        assert run["command"][1:] == ["bench.py", f"<results>/{run['run_dir']}/output"]
+        assert run["command"][1:] == ["bench.py", f"results/{run['run_dir']}/output"]
         names = {Path(a["path"]).name for a in run["artifacts"]}
         assert {"result.json", "stdout.log", "stderr.log"} <= names
         assert (ws.results / run["run_dir"] / "output" / "result.json").is_file()
@@ -549,7 +554,7 @@ class TestLeasesAndRecovery:
         assert parse_time(run["lease_expires_at"]) > parse_time(started["lease_expires_at"])
         assert claims(ws) == [1]
 
-    def test_kill_9_leaves_a_running_run_that_recover_stale_recovers_and_a_rerun_retries(
+    def test_kill_9_stops_the_benchmark_and_leaves_a_run_that_recover_stale_recovers(
         self, ws: Workspace
     ) -> None:
         pid_file = ws.pid_file()
@@ -568,7 +573,11 @@ class TestLeasesAndRecovery:
         process.communicate(timeout=PROCESS_TIMEOUT)
         assert process.returncode == -signal.SIGKILL
         benchmark_pid = int(pid_file.read_text())
-        assert alive(benchmark_pid)  # in its own session, out of reach of the kill
+        # Its supervisor saw the run die and stopped it: no orphan writes a result nobody
+        # records.
+        eventually(lambda: not alive(benchmark_pid), "the benchmark to be stopped")
+        run_dir = ws.results / ws.run_row(run_id)["run_dir"]
+        assert not (run_dir / "output" / "result.json").exists()
 
         # Until its lease expires the run is visible, and counted, as running.
         run = ws.run_row(run_id)
@@ -600,7 +609,35 @@ class TestLeasesAndRecovery:
             (2, "succeeded"),
         ]
         assert claims(ws) == [1, 2]
-        os.kill(benchmark_pid, signal.SIGKILL)
+
+    def test_kill_9_of_a_parallel_run_stops_every_benchmark_it_started(self, ws: Workspace) -> None:
+        command = json.dumps([sys.executable, "bench.py", "{output_dir}"])
+        with ws.registry.open("a") as registry:
+            registry.write(f"\n[benchmarks.second]\ncommand = {command}\n")
+        pid_dir = ws.root / "pids"
+        pid_dir.mkdir()
+        script = ws.root / "bench.py"
+        script.write_text(
+            script.read_text().replace(
+                'if env("BENCH_PID_FILE"):',
+                'if env("BENCH_PID_DIR"):\n'
+                '    Path(env("BENCH_PID_DIR"), str(os.getpid())).write_text("")\n'
+                'if env("BENCH_PID_FILE"):',
+            )
+        )
+        process = ws.start(
+            "--jobs", "2", env={"BENCH_SLEEP": "30", "BENCH_PID_DIR": str(pid_dir)},
+            benchmarks="quick,second",
+        )  # fmt: skip
+        pids = eventually(
+            lambda: found if len(found := list(pid_dir.iterdir())) == 2 else None,
+            "both benchmarks to start",
+        )
+        benchmark_pids = [int(p.name) for p in pids]
+        process.kill()
+        process.communicate(timeout=PROCESS_TIMEOUT)
+        for pid in benchmark_pids:
+            eventually(lambda pid=pid: not alive(pid), f"benchmark {pid} to be stopped")
 
     def test_a_finish_after_recovery_is_recorded_and_is_the_final_truth(
         self, ws: Workspace
@@ -757,8 +794,34 @@ def files_holding(root: Path, needle: bytes) -> list[str]:
     )
 
 
+def ledger_holding(db: Path, needle: str) -> list[str]:
+    """Every table (event store and read models alike) with a value holding needle."""
+    import sqlite3
+
+    found = []
+    with sqlite3.connect(db) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for row in conn.execute(f"SELECT * FROM [{table}]"):
+                for value in row:
+                    data = value if isinstance(value, bytes) else str(value).encode()
+                    if needle.encode() in data or needle.encode("unicode_escape") in data:
+                        found.append(table)
+                        break
+                else:
+                    continue
+                break
+    return found
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 class TestSecrets:
-    def test_a_planted_secret_reaches_no_event_log_result_or_ledger_file(
+    def test_a_planted_env_secret_reaches_no_event_table_or_log_and_outputs_stay_intact(
         self, ws: Workspace
     ) -> None:
         secret = f"sk-planted-{uuid.uuid4()}"
@@ -773,16 +836,21 @@ class TestSecrets:
         assert all(r["metrics"]["api_key"] == "[REDACTED]" for r in runs)
         cells = ws.read_json("show", runs[0]["run_id"], "--cells", "5")["cells"]
         assert cells[0]["metrics"] == {"api_key": "[REDACTED]"}
-        assert secret not in json.dumps(ws.events())
+        assert ledger_holding(ws.db, secret) == []
 
         for run in runs:
             run_dir = ws.results / run["run_dir"]
             assert "[REDACTED]" in (run_dir / "stdout.log").read_text()
             assert "[REDACTED]" in (run_dir / "stderr.log").read_text()
-            assert (run_dir / "output" / "notes.txt").read_text() == "api key [REDACTED]\n"
-        ledger_files = [p.name for p in ws.root.glob("ledger.db*")]
-        assert "ledger.db" in ledger_files
-        assert files_holding(ws.root, secret.encode()) == []
+            # The benchmark's own files are never rewritten; the ledger keeps masked copies.
+            assert (run_dir / "output" / "notes.txt").read_text() == f"api key {secret}\n"
+            assert (run_dir / "masked" / "notes.txt").read_text() == "api key [REDACTED]\n"
+            recorded = {a["path"]: a["sha256"] for a in run["artifacts"]}
+            for name in ("notes.txt", "result.json"):
+                original = run_dir / "output" / name
+                assert recorded[str(original.relative_to(ws.results))] == sha256_of(original)
+        holding = files_holding(ws.root, secret.encode())
+        assert holding and all("/output/" in path for path in holding), holding
 
     def test_a_secret_the_result_json_escapes_is_still_redacted_from_cells(
         self, ws: Workspace
@@ -793,4 +861,75 @@ class TestSecrets:
         assert run["metrics"]["api_key"] == "[REDACTED]"
         cells = ws.read_json("show", run["run_id"], "--cells", "5")["cells"]
         assert secret not in json.dumps(cells, ensure_ascii=False)
-        assert files_holding(ws.root, secret.encode()) == []
+        assert ledger_holding(ws.db, secret) == []
+        masked = ws.results / run["run_dir"] / "masked"
+        escaped = json.dumps(secret)[1:-1].encode()
+        assert files_holding(masked, secret.encode()) == []
+        assert files_holding(masked, escaped) == []
+
+    def test_a_secret_looking_name_with_an_ordinary_value_masks_nothing(
+        self, ws: Workspace
+    ) -> None:
+        outcome = ws.outcome(env={"AUTH_MODE": "passed", "BENCH_LEAK_FROM": "AUTH_MODE"})
+        assert outcome["state"] == "succeeded"
+        [run] = ws.runs()
+        cells = ws.read_json("show", run["run_id"], "--cells", "5")["cells"]
+        assert [c["outcome"] for c in cells] == ["passed", "failed"]
+        run_dir = ws.results / run["run_dir"]
+        result = run_dir / "output" / "result.json"
+        assert json.loads(result.read_text())["cells"][0]["outcome"] == "passed"
+        recorded = {a["path"]: a["sha256"] for a in run["artifacts"]}
+        assert recorded[str(result.relative_to(ws.results))] == sha256_of(result)
+        assert "[REDACTED]" not in (run_dir / "stdout.log").read_text()
+        assert not (run_dir / "masked").exists()
+
+    def test_a_secret_command_argument_is_masked_in_events_tables_and_logs(
+        self, ws: Workspace
+    ) -> None:
+        secret = f"sk-live-{uuid.uuid4().hex}"
+        argv = [
+            str(BENCHLEDGER), "--db", str(ws.db), "run", "--registry", str(ws.registry),
+            "--benchmark", "adhoc", "--agent", AGENT, "--model", MODEL, "--json", "--",
+            sys.executable, "bench.py", "{output_dir}", "--api-key", secret, f"--token={secret}x",
+            "Authorization: Bearer abcdefgh12345678",
+        ]  # fmt: skip
+        done = subprocess.run(
+            argv, cwd=ws.root, env=ws.environ({"BENCH_ECHO_ARGV": "1"}), capture_output=True,
+            text=True,
+            timeout=PROCESS_TIMEOUT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        [run] = ws.runs()
+        assert run["status"] == "succeeded"
+        assert run["command"][-4:] == [
+            "--api-key", "[REDACTED]", "--token=[REDACTED]", "Authorization: Bearer [REDACTED]",
+        ]  # fmt: skip
+        assert ledger_holding(ws.db, secret) == []
+        assert ledger_holding(ws.db, "abcdefgh12345678") == []
+        assert secret not in (ws.results / run["run_dir"] / "stdout.log").read_text()
+
+    def test_a_secret_config_key_is_masked_but_still_tells_work_apart(self, ws: Workspace) -> None:
+        first, second = f"k1-{uuid.uuid4()}", f"k2-{uuid.uuid4()}"
+        a = ws.outcome("--extra", json.dumps({"api_key": first, "max_tokens": 64}))
+        b = ws.outcome("--extra", json.dumps({"api_key": second, "max_tokens": 64}))
+        assert (a["state"], b["state"]) == ("succeeded", "succeeded")
+        runs = {r["run_id"]: r for r in ws.runs()}
+        ra, rb = runs[a["run_id"]], runs[b["run_id"]]
+        assert ra["config"] == rb["config"] == {"api_key": "[REDACTED]", "max_tokens": 64}
+        assert ra["signature"] != rb["signature"]
+        assert ra["comparison_signature"] != rb["comparison_signature"]
+        again = ws.outcome("--extra", json.dumps({"api_key": first, "max_tokens": 64}))
+        assert again["reason"].startswith("already_succeeded")
+        for secret in (first, second):
+            assert ledger_holding(ws.db, secret) == []
+            assert files_holding(ws.results, secret.encode()) == []
+
+    def test_no_event_or_table_names_the_working_directory(self, ws: Workspace) -> None:
+        ws.outcome()
+        ws.run("--force", env={"BENCH_EXIT": "3"}, expect=1)
+        (ws.root / "bench.py").unlink()  # a result that is never written: an error naming it
+        ws.run("--force", expect=1)
+        [*_, missing] = ws.runs()
+        assert missing["status"] == "failed"
+        assert ledger_holding(ws.db, str(ws.root)) == []
+        assert ledger_holding(ws.db, str(ws.root.resolve())) == []

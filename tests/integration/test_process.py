@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -15,15 +16,13 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.execution.process import (
-    SECRET_NAME,
     Artifact,
     Outcome,
-    Redactor,
     artifacts,
     execute,
-    redact_tree,
-    secret_values,
+    masked_copies,
 )
+from benchledger.adapters.execution.secrets import SECRET_NAME, Redactor, secret_values
 
 SECRET = "sk-planted-0123456789abcdef"
 ENV = {"BENCH_API_KEY": SECRET, "LANG": "C.UTF-8"}
@@ -135,7 +134,7 @@ class TestRunningACommand:
 
 
 class TestSecrets:
-    def test_a_printed_secret_never_reaches_the_logs_or_the_output_dir(
+    def test_a_printed_secret_never_reaches_the_logs_and_the_output_is_copied_masked(
         self, tmp_path: Path
     ) -> None:
         redactor = Redactor(secret_values(ENV))
@@ -159,21 +158,23 @@ class TestSecrets:
         assert stdout == "using key [REDACTED] for accuracy 0.91\n"
         assert stderr == "auth failed once with [REDACTED]\n"
 
-        out = tmp_path / "out"
-        assert redact_tree(out, redactor) == [out / "nested" / "config.json"]
-        assert (out / "nested" / "config.json").read_text() == (
+        out, masked = tmp_path / "out", tmp_path / "masked"
+        original = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+        assert masked_copies(out, masked, redactor) == [masked / "nested" / "config.json"]
+        assert (masked / "nested" / "config.json").read_text() == (
             '{"key": "[REDACTED]", "score": 0.91}'
         )
-        assert (out / "results.json").read_text() == '{"score": 0.91}'
-        assert not any(SECRET.encode() in p.read_bytes() for p in tmp_path.rglob("*.json"))
+        # The benchmark's own files are its own: byte-identical.
+        assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == original
+        assert not any(SECRET.encode() in p.read_bytes() for p in masked.rglob("*.json"))
 
-    def test_redact_tree_leaves_symlinked_files_alone(self, tmp_path: Path) -> None:
+    def test_masked_copies_leave_symlinked_files_alone(self, tmp_path: Path) -> None:
         outside = tmp_path / "outside.txt"
         outside.write_text(f"not ours to touch: {SECRET}")
         out = tmp_path / "out"
         out.mkdir()
         (out / "link.txt").symlink_to(outside)
-        assert redact_tree(out, Redactor([SECRET])) == []
+        assert masked_copies(out, tmp_path / "masked", Redactor([SECRET])) == []
         assert SECRET in outside.read_text()
 
     @pytest.mark.parametrize(
@@ -193,16 +194,19 @@ class TestSecrets:
     def test_ordinary_names_do_not_match(self, name: str) -> None:
         assert not SECRET_NAME.match(name)
 
-    def test_secret_values_are_long_enough_deduplicated_and_longest_first(self) -> None:
+    def test_secret_values_could_be_secrets_deduplicated_and_longest_first(self) -> None:
         env = {
-            "HF_TOKEN": "hf_abcd",
-            "OTHER_TOKEN": "hf_abcd",
+            "HF_TOKEN": "hf_abcd1234",
+            "OTHER_TOKEN": "hf_abcd1234",
             "OPENAI_API_KEY": "sk-0123456789",
-            "SHORT_KEY": "abc",
+            "SHORT_KEY": "abc1",
             "USE_AUTH": "true",
+            "AUTH_MODE": "passed",
+            "SESSION_KIND": "interactive-login",
+            "KEY_COUNT": "12345678",
             "HOME": "/home/bench",
         }
-        assert secret_values(env) == ["sk-0123456789", "hf_abcd"]
+        assert secret_values(env) == ["sk-0123456789", "hf_abcd1234"]
 
 
 class TestRedactor:
@@ -226,9 +230,9 @@ class TestRedactor:
         redactor = Redactor(["pässwörd"], mask=r"[\1]")
         assert redactor.redact_bytes("id pässwörd\n".encode()) == b"id [\\1]\n"
 
-    def test_without_secrets_everything_is_returned_unchanged(self) -> None:
+    def test_without_secrets_or_key_shapes_everything_is_returned_unchanged(self) -> None:
         data = {"a": ["b"]}
-        redactor = Redactor([])
+        redactor = Redactor([], shapes=False)
         assert redactor.redact_obj(data) is data
         assert redactor.redact("text") == "text"
         assert redactor.redact_bytes(b"bytes") == b"bytes"
@@ -292,6 +296,92 @@ class TestNothingIsLeftRunning:
                 tick_seconds=0.2,
             )
         assert is_gone(pids[0])
+
+
+RUNNER = """
+import sys, threading
+from pathlib import Path
+from benchledger.adapters.execution.process import execute
+from benchledger.adapters.execution.secrets import Redactor
+
+root = Path(sys.argv[1])
+
+def one(name):
+    execute(
+        [sys.executable, str(root / "bench.py"), name],
+        cwd=root,
+        env={"LANG": "C.UTF-8"},
+        stdout_path=root / name / "stdout.log",
+        stderr_path=root / name / "stderr.log",
+        redactor=Redactor([]),
+        kill_grace_seconds=1.0,
+    )
+
+threads = [threading.Thread(target=one, args=(n,)) for n in ("a", "b")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+SLOW_BENCH = """
+import os, subprocess, sys, time
+from pathlib import Path
+name = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+Path(f"{name}.pids.tmp").write_text(f"{os.getpid()} {child.pid}")
+os.replace(f"{name}.pids.tmp", f"{name}.pids")
+time.sleep(60)
+Path(f"{name}.late").write_text("a result nobody would record")
+"""
+
+
+class TestTheCommandDiesWithItsRunner:
+    def test_kill_9_of_the_runner_stops_every_command_and_its_children(
+        self, tmp_path: Path
+    ) -> None:
+        import subprocess
+
+        (tmp_path / "bench.py").write_text(textwrap.dedent(SLOW_BENCH))
+        runner = subprocess.Popen([sys.executable, "-c", RUNNER, str(tmp_path)])
+        pid_files = [tmp_path / "a.pids", tmp_path / "b.pids"]
+        try:
+            deadline = time.monotonic() + 20
+            while not all(p.exists() for p in pid_files) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            pids = [int(pid) for p in pid_files for pid in p.read_text().split()]
+            assert not any(is_gone(pid) for pid in pids)
+            runner.kill()
+            runner.wait(timeout=10)
+            assert all(eventually_gone(pid, seconds=10) for pid in pids)
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+                runner.wait()
+            for p in pid_files:
+                for pid in p.read_text().split() if p.exists() else ():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+        assert not list(tmp_path.glob("*.late"))
+
+    def test_the_command_gets_default_signal_handling_not_the_supervisors(
+        self, tmp_path: Path
+    ) -> None:
+        outcome = run_script(
+            tmp_path,
+            """
+            import signal
+            print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,
+                  signal.getsignal(signal.SIGHUP) == signal.SIG_DFL)
+            """,
+        )
+        assert outcome.exit_code == 0
+        assert logs(tmp_path)[0] == "True True\n"
+
+    def test_the_exit_code_of_the_command_is_relayed(self, tmp_path: Path) -> None:
+        assert run_script(tmp_path, "import sys; sys.exit(3)").exit_code == 3
+        killed = run_script(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGUSR1)")
+        assert killed.exit_code == -signal.SIGUSR1
 
 
 class TestArtifacts:
