@@ -20,6 +20,7 @@ from benchledger.adapters.formats import (
     alwm,
     inspect_ai,
     junit,
+    limits,
     lm_eval,
     native,
     orchestrator,
@@ -48,6 +49,16 @@ FORMATS: dict[str, Format] = {
     module.NAME: module
     for module in (native, orchestrator, alwm, swebench, lm_eval, inspect_ai, junit, terminal_bench)
 }
+
+
+def parse(
+    fmt: Format, path: Path, data: bytes, defaults: dict[str, Any] | None = None
+) -> list[Parsed]:
+    """Everything `fmt` reads from the file, refused as a whole when what the records
+    would keep goes beyond the limits (see `limits`)."""
+    records = list(fmt.parse(path, data, defaults))
+    limits.check_kept(str(path), records)
+    return records
 
 
 def members(fmt: Format, path: Path) -> list[Path]:
