@@ -4,6 +4,7 @@ with errors naming the file (and the line where JSON says so)."""
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import re
@@ -107,6 +108,15 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+@functools.lru_cache(maxsize=8)
+def _decoder(int_digits: int, unique_keys: bool) -> json.JSONDecoder:
+    # One decoder per setting: building one per call costs more than a small line's parse.
+    return json.JSONDecoder(
+        parse_int=_bounded_int(int_digits),
+        object_pairs_hook=_unique_keys if unique_keys else None,
+    )
+
+
 def loads(
     name: str,
     data: bytes | str,
@@ -125,11 +135,7 @@ def loads(
             name, f"not UTF-8 text ({e.reason} at byte {e.start})", line=line, field=field
         ) from None
     try:
-        value = json.loads(
-            text,
-            parse_int=_bounded_int(bounds.int_digits),
-            object_pairs_hook=_unique_keys if unique_keys else None,
-        )
+        value = _decoder(bounds.int_digits, unique_keys).decode(text)
     except json.JSONDecodeError as e:
         raise InputFormatError(
             name, f"invalid JSON: {e.msg} (column {e.colno})", line=line or e.lineno, field=field

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
+from benchledger.adapters.formats.common import loads
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord
 
@@ -22,12 +23,6 @@ NAME = "native"
 SYSTEM = "native"
 SCHEMA_ID = "benchledger/run@1"
 SUFFIXES = (".json", ".jsonl", ".ndjson")
-
-
-class _CellLine(Cell):
-    """A JSONL cell line, validated in one pass; its `type` tag is never stored."""
-
-    type: Literal["cell"] = Field(exclude=True)
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -54,12 +49,8 @@ def parse(path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> It
 
 
 def _loads(name: str, text: str, line: int | None = None) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            name, f"invalid JSON: {e.msg} (column {e.colno})", line=line or e.lineno
-        ) from None
+    # Strict: a key stated twice is refused rather than the last one silently winning.
+    return loads(name, text, line=line, unique_keys=True)
 
 
 def _field_error(
@@ -96,14 +87,7 @@ def _parse_jsonl(name: str, text: str, defaults: dict[str, Any]) -> Iterator[Run
     header: RunHeader | None = None
     cells: list[Cell] = []
     validate_cell = Cell.model_validate
-    validate_cell_line = _CellLine.model_validate_json
     for lineno, line in enumerate(text.splitlines(), start=1):
-        if header is not None:
-            try:
-                cells.append(validate_cell_line(line))
-                continue
-            except ValidationError:
-                pass  # a run line, a blank line or a bad cell: the slow path says which
         if not line.strip():
             continue
         obj = _loads(name, line, lineno)
