@@ -53,6 +53,8 @@ def read_bytes(path: Path) -> bytes:
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise NotRegularFileError(name, "a symbolic link loop; not read") from None
+        if e.errno == errno.ENOENT and path.is_symlink():
+            raise NotRegularFileError(name, "a broken symbolic link; not read") from None
         raise InputFormatError(name, f"cannot read ({e.strerror})") from None
     if len(data) > cap:  # it grew while being read
         raise limits.exceeded(name, "the file", "file_size")

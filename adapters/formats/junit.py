@@ -8,7 +8,8 @@ version or per attempt) every key is qualified as `suite::classname::name`;
 a testcase repeated within one suite (pytest reports a failure in call plus an
 error in teardown as two testcases; parametrised tests may share a name) stays
 its own cell, keyed `#2`, `#3`... in document order, so no result is lost.
-Score = passed / (passed + failed + error): skipped tests are left out, and a report with no test that ran has no score.
+Score = passed / (passed + failed + error): skipped tests are left out, and a
+report with no test that ran has no score.
 
 JUnit says nothing of benchmark, agent or model: `<property>` elements named
 benchmark / agent / provider / model (and run_id) say it when present, else the

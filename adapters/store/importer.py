@@ -34,6 +34,8 @@ class FileReport:
     new_runs: int = 0
     message: str | None = None
     run_ids: tuple[str, ...] = field(default=())
+    # Why a file was ignored or skipped, in a few words (the import summary counts them).
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,11 +113,14 @@ class Importer:
         except (ImportConflictError, CellConflictError) as e:
             return FileReport(name, "conflict", fmt_label, message=str(e))
         except NotRegularFileError as e:
-            message = f"{name}: skipped: {e.message}"
-            return FileReport(name, "failed" if explicit else "ignored", message=message)
+            state: FileState = "failed" if explicit else "ignored"
+            reason = e.message.removesuffix("; not read")
+            return FileReport(name, state, message=f"{name}: skipped: {e.message}", reason=reason)
         except UnknownFormatError as e:
             # A stray README in a results directory is not an error; a named file is.
-            return FileReport(name, "failed" if explicit else "ignored", message=str(e))
+            state = "failed" if explicit else "ignored"
+            reason = e.message.split(" (known:")[0]
+            return FileReport(name, state, message=str(e), reason=reason)
         except InputFormatError as e:
             return FileReport(name, "failed", fmt_label, message=str(e))
         except OSError as e:
