@@ -185,8 +185,11 @@ def reject_lone_surrogates(
     name: str, text: str, value: Any, *, line: int | None = None, field: str | None = None
 ) -> None:
     """An escaped half of a surrogate pair decodes, but no UTF-8 writer can store it."""
-    if not has_surrogate(value):
+    inside = surrogate_at(value)
+    if inside is None:
         return
+    if inside:
+        field = f"{field}.{inside}" if field else inside
     where = line
     if where is None:
         paired = {m.start() for m in _PAIR.finditer(text)}
@@ -200,19 +203,22 @@ def reject_lone_surrogates(
     )
 
 
-def has_surrogate(value: Any) -> bool:
-    stack = [value]
+def surrogate_at(value: Any) -> str | None:
+    """Where the first string holding a lone surrogate is (`a.b[2]`, "" for the document
+    itself), or None when every string is valid Unicode."""
+    stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
-        node = stack.pop()
+        node, where = stack.pop()
         if isinstance(node, str):
             if not node.isascii() and not _encodable(node):
-                return True
+                return where
         elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
+            for k, v in node.items():
+                stack.append((k, where))
+                stack.append((v, f"{where}.{k}" if where else str(k)))
         elif isinstance(node, list | tuple):
-            stack.extend(node)
-    return False
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
+    return None
 
 
 def _encodable(text: str) -> bool:

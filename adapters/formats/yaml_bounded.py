@@ -63,7 +63,10 @@ def load(path: Path, data: bytes | None = None) -> Any:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)
+    except yaml.YAMLError as e:  # characters YAML does not allow, found on reading
+        raise InputFormatError(name, f"invalid YAML: {e}") from None
     try:
         return loader.get_single_data()
     except _Refused as e:
