@@ -8,6 +8,7 @@ variable `BENCHLEDGER_LIMIT_<NAME>` (NAME upper-cased, `-` as `_`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -46,7 +47,7 @@ class Limits:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Limits:
         given = {f.name: env[env_name(f.name)] for f in fields(cls) if env_name(f.name) in env}
-        return cls().updated(given, source="environment variable")
+        return cls().updated(given, source="environment")
 
     def updated(self, given: Mapping[str, str], *, source: str = "--limit") -> Limits:
         """These limits with `given` (names with `-` or `_`, values like 64, 2MiB) applied."""
@@ -58,7 +59,8 @@ class Limits:
                 raise InputFormatError(
                     source, f"unknown limit '{raw_name}' (known: {', '.join(option_names())})"
                 )
-            changes[name] = parse_amount(raw_value, what=f"{source} {option_name(name)}")
+            what = env_name(name) if source == "environment" else f"--limit {option_name(name)}"
+            changes[name] = parse_amount(raw_value, what=what)
         return replace(self, **changes)
 
 
@@ -122,10 +124,17 @@ _current: ContextVar[Limits | None] = ContextVar("benchledger_limits", default=N
 def current() -> Limits:
     """The limits in force: those set by `applied`, else the defaults and the environment."""
     limits = _current.get()
-    if limits is None:
-        limits = Limits.from_env(os.environ)
-        _current.set(limits)
-    return limits
+    if limits is not None:
+        return limits
+    return _from_env(tuple(os.environ.get(env_name(f.name)) for f in fields(Limits)))
+
+
+@functools.lru_cache(maxsize=4)
+def _from_env(values: tuple[str | None, ...]) -> Limits:
+    env = {
+        env_name(f.name): v for f, v in zip(fields(Limits), values, strict=True) if v is not None
+    }
+    return Limits.from_env(env)
 
 
 @contextmanager
@@ -143,7 +152,7 @@ def check_kept(path: str, records: Iterable[BaseModel]) -> None:
     bounds = current()
     biggest = 10**bounds.int_digits
     for i, record in enumerate(records):
-        stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(record, 0, (i,))]
+        stack: list[tuple[Any, int, tuple[int, *tuple[str | int, ...]]]] = [(record, 0, (i,))]
         while stack:
             node, depth, where = stack.pop()
             if isinstance(node, str):
@@ -185,7 +194,7 @@ def _unstorable(text: str) -> bool:
     return False
 
 
-def _field(where: tuple[str | int, ...]) -> str:
+def _field(where: tuple[int, *tuple[str | int, ...]]) -> str:
     """Where in the file's records: `record 3: cells[1].metrics.x`, shortened when long."""
     parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where[1:])
     if len(parts) > 120:

@@ -32,16 +32,16 @@ class _BoundedLoader(yaml.SafeLoader):
         self.depth = 0
         self.aliases_inside: dict[int, int] = {}
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:  # type: ignore[override]
-        event = self.peek_event()
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, yaml.AliasEvent):
-            target = self.anchors.get(event.anchor)  # type: ignore[attr-defined]
+            target = self.anchors.get(event.anchor)
             if target is not None:
                 self.expanded_aliases += 1 + self.aliases_inside.get(id(target), 0)
                 if self.expanded_aliases > self.max_aliases:
                     raise _Refused("the aliases, counted as expanded,", "yaml_aliases", line)
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         self.depth += 1
         if self.depth > self.max_depth:
             raise _Refused("the nesting", "depth", line)
@@ -52,7 +52,7 @@ class _BoundedLoader(yaml.SafeLoader):
             self.depth -= 1
         if node is not None:
             self.aliases_inside[id(node)] = self.expanded_aliases - before
-        return node  # type: ignore[no-any-return]
+        return node
 
 
 def load(path: Path, data: bytes | None = None) -> Any:
