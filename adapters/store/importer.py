@@ -113,6 +113,8 @@ class Importer:
         except (ImportConflictError, CellConflictError) as e:
             return FileReport(name, "conflict", fmt_label, message=str(e))
         except NotRegularFileError as e:
+            if e.path != str(path):  # a file the result is made of, not the file itself
+                return FileReport(name, "failed", fmt_label, message=str(e))
             state: FileState = "failed" if explicit else "ignored"
             reason = e.message.removesuffix("; not read")
             return FileReport(name, state, message=f"{name}: skipped: {e.message}", reason=reason)
