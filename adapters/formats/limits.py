@@ -42,7 +42,7 @@ class Limits:
     # int64 has 19 digits and a float's range ends near 1e308; 100 leaves room for ids.
     int_digits: int = 100
     # One string a run or cell keeps; a file-level field may be copied into every run.
-    string_length: int = 4 * MiB
+    string_length: int = 1 * MiB
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Limits:
