@@ -44,6 +44,11 @@ class Limits:
     # One string a run or cell keeps; a file-level field may be copied into every run.
     string_length: int = 1 * MiB
 
+    @functools.cached_property
+    def biggest_int(self) -> int:
+        """The first integer with more digits than allowed."""
+        return int(10**self.int_digits)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Limits:
         given = {f.name: env[env_name(f.name)] for f in fields(cls) if env_name(f.name) in env}
@@ -150,40 +155,130 @@ def check_kept(path: str, records: Iterable[BaseModel]) -> None:
     """Refuse what a record would keep beyond the limits (a string's length, an integer's
     digits, nesting) or could not store (an unpaired surrogate), naming the field."""
     bounds = current()
-    biggest = 10**bounds.int_digits
     for i, record in enumerate(records):
-        stack: list[tuple[Any, int, tuple[int, *tuple[str | int, ...]]]] = [(record, 0, (i,))]
-        while stack:
-            node, depth, where = stack.pop()
-            if isinstance(node, str):
-                if len(node) > bounds.string_length:
-                    raise exceeded(
-                        path,
-                        f"a string of {len(node)} characters",
-                        "string_length",
-                        field=_field(where),
-                    )
-                if not node.isascii() and _unstorable(node):
-                    raise InputFormatError(
-                        path,
-                        "text holds an unpaired surrogate (not valid Unicode)",
-                        field=_field(where),
-                    )
-            elif isinstance(node, int):
-                if not -biggest < node < biggest:
-                    raise exceeded(path, "an integer", "int_digits", field=_field(where))
-            elif isinstance(node, float | bool) or node is None:
-                continue
-            elif depth >= bounds.depth:
-                raise exceeded(path, "the nesting", "depth", field=_field(where))
-            elif isinstance(node, BaseModel):
-                stack.extend((v, depth + 1, (*where, k)) for k, v in node.__dict__.items())
-            elif isinstance(node, dict):
-                for k, v in node.items():
-                    stack.append((k, depth + 1, (*where, "(a key)")))
-                    stack.append((v, depth + 1, (*where, str(k)[:40])))
-            elif isinstance(node, list | tuple):
-                stack.extend((v, depth + 1, (*where, j)) for j, v in enumerate(node))
+        # Cells are most of what an import keeps: checked without tracking where.
+        cells = getattr(record, "cells", ())
+        rest = [v for k, v in record.__dict__.items() if k != "cells"]
+        if breaks(rest, bounds, 0) or _cells_break(cells, bounds):
+            _refuse_where(path, i, record, bounds)
+
+
+def _cells_break(cells: Iterable[Any], bounds: Limits) -> bool:
+    """`breaks` for cells: their outcome and score are typed, so only key and metrics."""
+    longest, biggest = bounds.string_length, bounds.biggest_int
+    for cell in cells:
+        key = cell.key
+        if len(key) > longest or (not key.isascii() and _unstorable(key)):
+            return True
+        for name, value in cell.metrics.items():  # flat metrics checked in place
+            kind = type(value)
+            if kind is float or kind is bool or value is None:
+                pass
+            elif kind is int:
+                if not -biggest < value < biggest:
+                    return True
+            elif (kind is not str or len(value) > longest or not value.isascii()) and breaks(
+                value, bounds, 4
+            ):
+                return True
+            if len(name) > longest or (not name.isascii() and _unstorable(name)):
+                return True
+    return False
+
+
+def breaks(value: Any, bounds: Limits, depth: int = 3) -> bool:
+    """Whether anything in `value` (at nesting `depth`) is beyond the limits. Scalars are
+    checked in place, not stacked: most of what is kept is small flat objects."""
+    longest, biggest, deepest = bounds.string_length, bounds.biggest_int, bounds.depth
+
+    def bad(item: Any) -> bool | None:  # None: a container, to look inside
+        kind = type(item)
+        if kind is str:
+            return len(item) > longest or (not item.isascii() and _unstorable(item))
+        if kind is int:
+            return not -biggest < item < biggest
+        if kind is float or kind is bool or item is None:
+            return False
+        if isinstance(item, str):  # enums of strings
+            return bad(str(item))
+        return None
+
+    stack = [(value, depth)]
+    while stack:
+        node, level = stack.pop()
+        verdict = bad(node)
+        if verdict is not None:
+            if verdict:
+                return True
+            continue
+        if level >= deepest:
+            return True
+        if isinstance(node, BaseModel):
+            node = node.__dict__
+        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        if not isinstance(items, list | tuple):
+            continue
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if len(item) > longest or (not item.isascii() and _unstorable(item)):
+                    return True
+            elif kind is int:
+                if not -biggest < item < biggest:
+                    return True
+            elif kind is not float and kind is not bool and item is not None:
+                verdict = bad(item)
+                if verdict is None:
+                    stack.append((item, level + 1))
+                elif verdict:
+                    return True
+    return False
+
+
+def _refuse_where(path: str, i: int, record: BaseModel, bounds: Limits) -> None:
+    """Find the field `breaks` objected to, and refuse it by name."""
+    biggest = bounds.biggest_int
+    stack: list[tuple[Any, int, tuple[int, *tuple[str | int, ...]]]] = [(record, 0, (i,))]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, str):
+            if len(node) > bounds.string_length:
+                raise exceeded(
+                    path,
+                    f"a string of {len(node)} characters",
+                    "string_length",
+                    field=_field(where),
+                )
+            if not node.isascii() and _unstorable(node):
+                raise InputFormatError(
+                    path,
+                    "text holds an unpaired surrogate (not valid Unicode)",
+                    field=_field(where),
+                )
+        elif isinstance(node, int):
+            if not -biggest < node < biggest:
+                what = f"an integer of {_digits(node)} digits"
+                raise exceeded(path, what, "int_digits", field=_field(where))
+        elif isinstance(node, float | bool) or node is None:
+            continue
+        elif depth >= bounds.depth:
+            raise exceeded(path, "the nesting", "depth", field=_field(where))
+        elif isinstance(node, BaseModel):
+            stack.extend((v, depth + 1, (*where, k)) for k, v in node.__dict__.items())
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                stack.append((k, depth + 1, (*where, "(a key)")))
+                stack.append((v, depth + 1, (*where, str(k)[:40])))
+        elif isinstance(node, list | tuple):
+            stack.extend((v, depth + 1, (*where, j)) for j, v in enumerate(node))
+    raise InputFormatError(path, "holds what the ledger cannot keep", field=f"record {i + 1}")
+
+
+def _digits(number: int) -> str:
+    try:
+        return str(len(str(abs(number))))
+    except ValueError:  # past Python's own limit for printing integers
+        return "thousands of"
 
 
 def _unstorable(text: str) -> bool:

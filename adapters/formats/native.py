@@ -9,11 +9,12 @@ is one of its cells.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from benchledger.adapters.formats.common import loads
 from benchledger.domain.errors import InputFormatError
@@ -62,6 +63,31 @@ def _field_error(
     return InputFormatError(name, first["msg"], line=line, field=field)
 
 
+class _CellLine(Cell):
+    """A JSONL cell line, validated in one pass; its `type` tag is never stored."""
+
+    type: Literal["cell"] = Field(exclude=True)
+
+
+# Ends every key, and possibly some text inside strings: never fewer than the keys.
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _no_repeated_key(line: str, cell: _CellLine) -> bool:
+    """True when the line states no key twice: as many key ends as the cell has keys (a
+    one-pass parse keeps the last of repeated keys, so a repeat leaves fewer keys)."""
+    keys = len(cell.model_fields_set) + len(cell.metrics)
+    stack: list[Any] = [v for v in cell.metrics.values() if isinstance(v, dict | list)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            keys += len(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return len(_KEY_END.findall(line)) == keys
+
+
 def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
     document = _loads(name, text)
     if not isinstance(document, dict):
@@ -87,7 +113,17 @@ def _parse_jsonl(name: str, text: str, defaults: dict[str, Any]) -> Iterator[Run
     header: RunHeader | None = None
     cells: list[Cell] = []
     validate_cell = Cell.model_validate
+    validate_cell_line = _CellLine.model_validate_json
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if header is not None:
+            try:
+                cell = validate_cell_line(line)
+            except ValidationError:
+                pass  # a run line, a blank line or a bad cell: the slow path says which
+            else:
+                if _no_repeated_key(line, cell):
+                    cells.append(cell)
+                    continue
         if not line.strip():
             continue
         obj = _loads(name, line, lineno)

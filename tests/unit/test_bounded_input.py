@@ -204,11 +204,18 @@ class TestJsonBounds:
         assert isinstance(e, InputLimitError) and e.limit == "depth"
 
     @pytest.mark.parametrize("digits", [101, 401, 5000])
-    def test_an_integer_of_too_many_digits_is_refused_with_its_line(self, digits: int) -> None:
+    def test_an_integer_of_too_many_digits_is_refused_naming_where(self, digits: int) -> None:
         cell = '{"type": "cell", "key": "a", "outcome": "passed", "metrics": {"n": @}}'
         e = refusal("r.jsonl", native_jsonl(cell.replace("@", "9" * digits)))
-        assert isinstance(e, InputLimitError) and e.limit == "int-digits" and e.line == 2
+        assert isinstance(e, InputLimitError) and e.limit == "int-digits"
         assert f"an integer of {digits} digits exceeds the limit of 100 digits" in str(e)
+        # The line when the JSON reader refuses it, the field when the cell would keep it.
+        assert e.line == 2 or e.field == "record 1: cells[0].metrics.n"
+
+    def test_an_integer_of_too_many_digits_in_a_json_document_names_its_line(self) -> None:
+        text = native_json(metrics={"n": "@"}).replace(", ", ",\n").replace('"@"', "9" * 401)
+        e = refusal("r.json", text)
+        assert isinstance(e, InputLimitError) and e.limit == "int-digits" and e.line == 6
 
     def test_an_lm_eval_file_with_a_401_digit_integer_is_refused(self) -> None:
         text = json.dumps(results_doc()).replace('"batch_size": "8"', '"batch_size": ' + "7" * 401)
