@@ -56,7 +56,14 @@ def parse(
 ) -> list[Parsed]:
     """Everything `fmt` reads from the file, refused as a whole when what the records
     would keep goes beyond the limits (see `limits`)."""
-    records = list(fmt.parse(path, data, defaults))
+    try:
+        records = list(fmt.parse(path, data, defaults))
+    except InputFormatError:
+        raise
+    except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+        # A parser that missed a case must fail this file, not a whole directory import.
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
     limits.check_kept(str(path), records)
     return records
 

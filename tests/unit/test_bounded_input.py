@@ -310,3 +310,25 @@ class TestHostileValuesInEveryJsonParser:
     @given(data=st.data())
     def test_inspect_ai(self, data: st.DataObject) -> None:
         parses_or_refuses("log.json", with_hostile(log_doc(), data))
+
+
+class _SlipperyFormat:
+    """A parser that misses a case and lets a library error out."""
+
+    NAME = SYSTEM = "slippery"
+
+    def detect(self, path: Path, head: bytes) -> bool:
+        return True
+
+    def parse(self, path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> Any:
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+
+
+class TestOneFileFailsAlone:
+    def test_a_library_error_a_parser_let_through_fails_that_file_by_name(self) -> None:
+        with pytest.raises(InputFormatError) as e:
+            formats.parse(_SlipperyFormat(), Path("odd.json"), b"{}")
+        assert str(e.value) == (
+            "odd.json: cannot be read as slippery: "
+            "Exceeds the limit (4300 digits) for integer string conversion"
+        )
