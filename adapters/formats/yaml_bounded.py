@@ -19,7 +19,7 @@ from benchledger.domain.errors import InputFormatError
 
 
 class _Refused(Exception):
-    def __init__(self, what: str, limit: str, line: int | None) -> None:
+    def __init__(self, what: str, limit: str | None, line: int | None) -> None:
         self.what, self.limit, self.line = what, limit, line
 
 
@@ -31,11 +31,15 @@ class _BoundedLoader(yaml.SafeLoader):
         self.expanded_aliases = 0
         self.depth = 0
         self.aliases_inside: dict[int, int] = {}
+        self.open_anchors: set[str] = set()  # anchors of the nodes being composed
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()  # type: ignore[no-untyped-call]
         line = event.start_mark.line + 1 if event.start_mark else None
         if isinstance(event, yaml.AliasEvent):
+            if event.anchor in self.open_anchors:
+                # A node holding itself: anything walking it would never end.
+                raise _Refused(f"alias *{event.anchor} refers to a node holding it", None, line)
             target = self.anchors.get(event.anchor)
             if target is not None:
                 self.expanded_aliases += 1 + self.aliases_inside.get(id(target), 0)
@@ -46,10 +50,14 @@ class _BoundedLoader(yaml.SafeLoader):
         if self.depth > self.max_depth:
             raise _Refused("the nesting", "depth", line)
         before = self.expanded_aliases
+        anchor = getattr(event, "anchor", None)
+        if anchor:
+            self.open_anchors.add(anchor)
         try:
             node = super().compose_node(parent, index)
         finally:
             self.depth -= 1
+            self.open_anchors.discard(anchor or "")
         if node is not None:
             self.aliases_inside[id(node)] = self.expanded_aliases - before
         return node
@@ -70,6 +78,8 @@ def load(path: Path, data: bytes | None = None) -> Any:
     try:
         return loader.get_single_data()
     except _Refused as e:
+        if e.limit is None:
+            raise InputFormatError(name, f"invalid YAML: {e.what}", line=e.line) from None
         raise limits.exceeded(name, e.what, e.limit, line=e.line) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)

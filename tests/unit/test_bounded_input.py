@@ -157,6 +157,13 @@ class TestYaml:
             "two": {"x": 1, "y": 2},
         }
 
+    def test_an_alias_inside_its_own_anchor_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "metadata.yaml"
+        path.write_text("info: &x\n  name: [*x]\n")
+        with pytest.raises(InputFormatError) as e:
+            yaml_bounded.load(path)
+        assert str(e.value) == f"{path}:2: invalid YAML: alias *x refers to a node holding it"
+
     def test_deep_nesting_is_refused_without_a_recursion_error(self, tmp_path: Path) -> None:
         path = tmp_path / "metadata.yaml"
         path.write_text("[" * 100_000 + "]" * 100_000)
@@ -332,3 +339,28 @@ class TestOneFileFailsAlone:
             "odd.json: cannot be read as slippery: "
             "Exceeds the limit (4300 digits) for integer string conversion"
         )
+
+
+YAML_HOSTILE = st.one_of(
+    st.text(max_size=200),
+    st.integers(1, 3000).map(lambda n: "[" * n + "]" * n),
+    st.integers(1, 3000).map(lambda n: "".join(f"{' ' * i}k{i}:\n" for i in range(n)) + "x"),
+    st.integers(1, 12).map(lambda n: BILLION_LAUGHS.splitlines()[: n + 1]).map("\n".join),
+    st.integers(90, 6000).map(lambda n: "n: " + "9" * n),
+    st.sampled_from(["a: &x [*x]", "a: *missing", "? [a]\n: b", "!!python/object:os.system x"]),
+)
+
+
+class TestYamlFuzzing:
+    @FUZZ
+    @given(text=YAML_HOSTILE)
+    def test_any_metadata_yaml_loads_or_is_refused(self, text: str) -> None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "metadata.yaml"
+            path.write_text(text, encoding="utf-8", errors="surrogatepass")
+            try:
+                yaml_bounded.load(path)
+            except InputFormatError as e:
+                assert e.path == str(path)
