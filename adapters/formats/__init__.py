@@ -20,7 +20,7 @@ from benchledger.adapters.formats import (
     alwm,
     inspect_ai,
     junit,
-    limits,
+    kept,
     lm_eval,
     native,
     orchestrator,
@@ -64,7 +64,7 @@ def parse(
         # A parser that missed a case must fail this file, not a whole directory import.
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
-    limits.check_kept(str(path), records)
+    kept.check_kept(str(path), records)
     return records
 
 

@@ -6,11 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from benchledger.adapters.formats.limits import GiB, Limits, MiB, option_name
 from benchledger.commands.cli import cli
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_json
@@ -110,12 +112,17 @@ class TestLimits:
         result = invoke("import", ".", "--limit", "file-size", expect=1)
         assert "Error: --limit: 'file-size' is not NAME=N" in result.stderr
 
-    def test_the_help_lists_every_limit(self, invoke: Invoke) -> None:
+    def test_the_help_states_every_limit_with_its_default(self, invoke: Invoke) -> None:
         text = "".join(invoke("import", "--help").stdout.split())  # wrapped at any hyphen
-        for name in ("file-size", "decompressed-size", "compression-ratio", "yaml-aliases"):
-            assert name in text
-        for name in ("depth", "int-digits", "string-length", "BENCHLEDGER_LIMIT_"):
-            assert name in text
+        defaults = Limits()
+        for field in fields(Limits):
+            value = getattr(defaults, field.name)
+            units = [
+                (n, u) for n, u in (("GiB", GiB), ("MiB", MiB)) if value >= u and not value % u
+            ]
+            shown = f"{value // units[0][1]}{units[0][0]}" if units else str(value)
+            assert f"{option_name(field.name)}{shown}" in text
+        assert "BENCHLEDGER_LIMIT_<NAME>" in text
 
 
 class TestNothingToImport:
