@@ -23,11 +23,7 @@ def loads(path: Path, data: bytes) -> Any:
 
 def read(path: Path) -> Any:
     """A JSON file the manifest points at; a missing or unreadable one is named."""
-    try:
-        data = common.read_bytes(path)
-    except ValueError as e:  # e.g. an embedded NUL in a path taken from a manifest
-        raise InputFormatError(str(path), f"cannot read: {e}") from None
-    return loads(path, data)
+    return loads(path, common.read_bytes(path))
 
 
 def validate(model: type[M], doc: Any, path: Path, prefix: str = "") -> M:

@@ -56,6 +56,8 @@ def read_bytes(path: Path) -> bytes:
         if e.errno == errno.ENOENT and path.is_symlink():
             raise NotRegularFileError(name, "a broken symbolic link; not read") from None
         raise InputFormatError(name, f"cannot read ({e.strerror})") from None
+    except ValueError as e:  # e.g. an embedded NUL in a path taken from a manifest
+        raise InputFormatError(name, f"cannot read ({e})") from None
     if len(data) > cap:  # it grew while being read
         raise limits.exceeded(name, "the file", "file_size")
     return data
