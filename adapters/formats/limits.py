@@ -107,7 +107,7 @@ def exceeded(
 _UNIT = {
     "compression_ratio": "times the compressed size",
     "yaml_aliases": "aliases",
-    "depth": "levels of nesting",
+    "depth": "levels",
     "int_digits": "digits",
     "string_length": "characters",
 }

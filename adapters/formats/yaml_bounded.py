@@ -44,7 +44,7 @@ class _BoundedLoader(yaml.SafeLoader):
             if target is not None:
                 self.expanded_aliases += 1 + self.aliases_inside.get(id(target), 0)
                 if self.expanded_aliases > self.max_aliases:
-                    raise _Refused("the aliases, counted as expanded,", "yaml_aliases", line)
+                    raise _Refused("the alias count, counted as expanded,", "yaml_aliases", line)
             return super().compose_node(parent, index)
         self.depth += 1
         if self.depth > self.max_depth:
