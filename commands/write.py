@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 from uuid import UUID
@@ -39,6 +40,17 @@ def _not_blank(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 @click.option("--agent", help="Agent, for files that do not say")
 @click.option("--provider", help="Provider, for files that do not say")
 @click.option("--model", help="Model, for files that do not say")
+@click.option(
+    "limit_options",
+    "--limit",
+    multiple=True,
+    metavar="NAME=N",
+    help="Raise or lower one bound on input, e.g. --limit file-size=2GiB (repeatable). "
+    "Bounds and defaults: file-size 512MiB, decompressed-size 1GiB (one .eval entry), "
+    "compression-ratio 200, yaml-aliases 100 (counted as expanded), depth 128 (nesting), "
+    "int-digits 100, string-length 1MiB (characters of one kept string). "
+    "BENCHLEDGER_LIMIT_<NAME> (e.g. BENCHLEDGER_LIMIT_FILE_SIZE) sets one for every command",
+)
 @output_options
 @pass_ledger
 def import_(
@@ -47,6 +59,7 @@ def import_(
     paths: tuple[Path, ...],
     format_name: str | None,
     amend: bool,
+    limit_options: tuple[str, ...],
     fmt: str | None,
     **who: str | None,
 ) -> None:
@@ -54,23 +67,34 @@ def import_(
 
     Each file is appended atomically: a file that fails to parse or conflicts
     with what the ledger holds appends nothing. Re-importing the same content
-    appends nothing and says so. Exit 1 if any file failed or conflicted.
+    appends nothing and says so. Every file is read within bounds (see --limit);
+    pipes, devices and symlink loops are skipped unread. Exit 1 if any file
+    failed or conflicted, or if nothing importable was found.
 
     \b
     Example:
         benchledger import results/run.jsonl
         benchledger import results/ --json
+        benchledger import big.eval --limit file-size=2GiB
     """
+    from benchledger.adapters.formats import limits
+
     try:
+        bounds = limits.current().updated(dict(_limit_pair(o) for o in limit_options))
         files = list(discover(paths))
     except InputFormatError as e:
         raise click.ClickException(str(e)) from None
+    if not files:
+        raise click.ClickException(f"no result files found under {_names(paths)} (0 ignored)")
     defaults = {k: v for k, v in who.items() if v}
     ledger = ctx.services.ledger
     importer = Importer(ledger)
     group = ledger.new_group("import", "import", request={"paths": [str(p) for p in paths]})
     reports: list[FileReport] = []
-    with click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar:
+    with (
+        limits.applied(bounds),
+        click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar,
+    ):
         for found in bar:
             reports.append(
                 importer.import_file(
@@ -85,8 +109,9 @@ def import_(
             )
     ledger.close_group(group)
     ctx.services.runner.catch_up()
+    hidden = {"reason"} if fmt in ("json", "nl") else {"reason", "run_ids"}
     rows = [
-        {k: v for k, v in asdict(r).items() if k != "run_ids" or fmt in ("json", "nl")}
+        {k: v for k, v in asdict(r).items() if k not in hidden}
         for r in reports
         if r.state != "ignored" or fmt in ("json", "nl")
     ]
@@ -106,6 +131,23 @@ def import_(
         for r in problems:
             stderr(f"Error: {r.message}")
         raise SystemExit(1)
+    if counts["ignored"] == len(reports):
+        reasons = Counter(r.reason or "not importable" for r in reports)
+        summary = ", ".join(f"{reason}: {n}" for reason, n in reasons.most_common())
+        raise click.ClickException(
+            f"no result files found under {_names(paths)} ({len(reports)} ignored: {summary})"
+        )
+
+
+def _limit_pair(option: str) -> tuple[str, str]:
+    name, sep, value = option.partition("=")
+    if not sep:
+        raise InputFormatError("--limit", f"'{option}' is not NAME=N (e.g. file-size=2GiB)")
+    return name, value
+
+
+def _names(paths: tuple[Path, ...]) -> str:
+    return ", ".join(str(p) for p in paths)
 
 
 @click.command()

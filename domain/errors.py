@@ -67,6 +67,26 @@ class UnknownFormatError(InputFormatError):
     """No parser recognises the file."""
 
 
+class InputLimitError(InputFormatError):
+    """A result file goes beyond a configured bound (size, depth, length...); names it."""
+
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        *,
+        limit: str,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.limit = limit
+        super().__init__(path, message, line=line, field=field)
+
+
+class NotRegularFileError(InputFormatError):
+    """A pipe, device, socket or symlink loop: skipped without being read."""
+
+
 class ConcurrencyError(LedgerError):
     """Another writer appended to the same stream first."""
 

@@ -12,6 +12,9 @@ from benchledger.domain.signatures import comparison_signature, sha256_hex, sign
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
+# What a result states as a score: a number, never a boolean or a numeric string.
+Score = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+TokenCount = Annotated[int, Field(strict=True, ge=0)]
 
 
 class RunStatus(StrEnum):
@@ -48,7 +51,7 @@ class Cell(Record):
 
     key: NonEmptyStr
     outcome: CellOutcome
-    score: FiniteFloat | None = None
+    score: Score | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
 
     def digest(self) -> str:
@@ -68,11 +71,11 @@ class RunHeader(Record):
     started_at: datetime | None = None
     ended_at: datetime | None = None
     status: RunStatus
-    score: FiniteFloat | None = None
+    score: Score | None = None
     unit: str | None = None
     higher_is_better: bool = True
     metrics: dict[str, Any] = Field(default_factory=dict)
-    tokens: dict[str, int] = Field(default_factory=dict)
+    tokens: dict[str, TokenCount] = Field(default_factory=dict)
     error: str | None = None
     # What the source system itself says about the run: its ids, signature, flags.
     provenance: dict[str, Any] = Field(default_factory=dict)

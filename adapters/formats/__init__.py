@@ -20,6 +20,7 @@ from benchledger.adapters.formats import (
     alwm,
     inspect_ai,
     junit,
+    kept,
     lm_eval,
     native,
     orchestrator,
@@ -48,6 +49,23 @@ FORMATS: dict[str, Format] = {
     module.NAME: module
     for module in (native, orchestrator, alwm, swebench, lm_eval, inspect_ai, junit, terminal_bench)
 }
+
+
+def parse(
+    fmt: Format, path: Path, data: bytes, defaults: dict[str, Any] | None = None
+) -> list[Parsed]:
+    """Everything `fmt` reads from the file, refused as a whole when what the records
+    would keep goes beyond the limits (see `limits`)."""
+    try:
+        records = list(fmt.parse(path, data, defaults))
+    except InputFormatError:
+        raise
+    except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+        # A parser that missed a case must fail this file, not a whole directory import.
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
+    kept.check_kept(str(path), records)
+    return records
 
 
 def members(fmt: Format, path: Path) -> list[Path]:

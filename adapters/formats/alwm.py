@@ -33,6 +33,7 @@ from benchledger.adapters.formats import alwm_campaign as campaigns
 from benchledger.adapters.formats import alwm_run as run
 from benchledger.adapters.formats.alwm_files import loads, read, validate
 from benchledger.adapters.formats.alwm_models import CampaignManifest, RunManifest
+from benchledger.adapters.formats.common import read_bytes, read_head
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import RunHeader, RunRecord, SkipRecord
 
@@ -56,12 +57,8 @@ def _campaign_of(path: Path) -> Path | None:
     if path.parent.parent.name != "runs":
         return None
     candidate = path.parent.parent.parent / MANIFEST
-    try:
-        with candidate.open("rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return None
-    return candidate if b'"campaign_id"' in head else None
+    head = read_head(candidate)
+    return candidate if head is not None and b'"campaign_id"' in head else None
 
 
 def parse(
@@ -117,7 +114,7 @@ def _through_campaign(
 def members(path: Path) -> list[Path]:
     """The cell files (and, for a campaign, member manifests) the result is made of."""
     try:
-        doc = loads(path, path.read_bytes())
+        doc = loads(path, read_bytes(path))
         if not isinstance(doc, dict):
             return []
         found: list[Path] = []

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from benchledger.adapters.formats import common
 from benchledger.domain.errors import InputFormatError
 
 M = TypeVar("M", bound=BaseModel)
@@ -18,25 +18,12 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def loads(path: Path, data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            str(path), f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
-        ) from None
-    except (ValueError, RecursionError) as e:  # undecodable bytes, absurd nesting
-        raise InputFormatError(str(path), f"not readable as JSON ({type(e).__name__})") from None
+    return common.loads(str(path), data)
 
 
 def read(path: Path) -> Any:
     """A JSON file the manifest points at; a missing or unreadable one is named."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputFormatError(str(path), f"cannot read: {e.strerror or e}") from None
-    except ValueError as e:  # e.g. an embedded NUL in a path taken from a manifest
-        raise InputFormatError(str(path), f"cannot read: {e}") from None
-    return loads(path, data)
+    return loads(path, common.read_bytes(path))
 
 
 def validate(model: type[M], doc: Any, path: Path, prefix: str = "") -> M:

@@ -1,29 +1,239 @@
-"""What every format parser needs: reading a JSON document with errors naming the file."""
+"""What every format parser needs: bounded reading of a file and of a JSON document,
+with errors naming the file (and the line where JSON says so)."""
 
 from __future__ import annotations
 
+import errno
+import functools
 import json
+import os
+import re
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchledger.domain.errors import InputFormatError
+from benchledger.adapters.formats import limits
+from benchledger.domain.errors import InputFormatError, NotRegularFileError
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_regular(mode: int) -> str | None:
+    """What a file of this mode is when it is not a regular file (None when it is one)."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a regular file within the file-size limit; a pipe, device or symlink
+    loop is refused before anything is read (opened non-blocking, so a pipe cannot hang)."""
+    name = str(path)
+    try:
+        kind = not_regular(os.stat(path).st_mode)
+        if kind:
+            raise NotRegularFileError(name, f"{kind}, not a regular file; not read")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            kind = not_regular(info.st_mode)  # replaced between stat and open
+            if kind:
+                raise NotRegularFileError(name, f"{kind}, not a regular file; not read")
+            cap = limits.current().file_size
+            if info.st_size > cap:
+                raise limits.exceeded(name, f"a file of {info.st_size} bytes", "file_size")
+            data = f.read(cap + 1)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotRegularFileError(name, "a symbolic link loop; not read") from None
+        if e.errno == errno.ENOENT and path.is_symlink():
+            raise NotRegularFileError(name, "a broken symbolic link; not read") from None
+        raise InputFormatError(name, f"cannot read ({e.strerror})") from None
+    except ValueError as e:  # e.g. an embedded NUL in a path taken from a manifest
+        raise InputFormatError(name, f"cannot read ({e})") from None
+    if len(data) > cap:  # it grew while being read
+        raise limits.exceeded(name, "the file", "file_size")
+    return data
+
+
+def read_head(path: Path, size: int = 4096) -> bytes | None:
+    """The first bytes of a regular file, for sniffing; None for anything else."""
+    try:
+        if not_regular(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as f:
+            return f.read(size) if not not_regular(os.fstat(f.fileno()).st_mode) else None
+    except (OSError, ValueError):
+        return None
 
 
 def read_json(path: Path, data: bytes | None = None) -> Any:
     """A JSON document (read from `path` unless `data` is given); any failure to read or
     decode it is an InputFormatError naming the file, and the line where JSON says so."""
+    return loads(str(path), read_bytes(path) if data is None else data)
+
+
+class _TooManyDigits(Exception):
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+class DuplicateKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _bounded_int(max_digits: int) -> Callable[[str], int]:
+    def parse_int(text: str) -> int:
+        digits = len(text) - text.startswith("-")
+        if digits > max_digits:
+            raise _TooManyDigits(digits)
+        return int(text)
+
+    return parse_int
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return obj
+
+
+@functools.lru_cache(maxsize=8)
+def _decoder(int_digits: int, unique_keys: bool) -> json.JSONDecoder:
+    # One decoder per setting: building one per call costs more than a small line's parse.
+    return json.JSONDecoder(
+        parse_int=_bounded_int(int_digits),
+        object_pairs_hook=_unique_keys if unique_keys else None,
+    )
+
+
+def loads(
+    name: str,
+    data: bytes | str,
+    *,
+    line: int | None = None,
+    field: str | None = None,
+    unique_keys: bool = False,
+) -> Any:
+    """JSON within the limits (depth, integer digits), as valid Unicode, bare NaN and
+    Infinity allowed as Python reads them; `unique_keys` refuses a key stated twice."""
+    bounds = limits.current()
     try:
-        raw = path.read_bytes() if data is None else data
-        return json.loads(raw.decode("utf-8"))
-    except OSError as e:
-        raise InputFormatError(str(path), f"cannot read ({e.strerror})") from None
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     except UnicodeDecodeError as e:
         raise InputFormatError(
-            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
+            name, f"not UTF-8 text ({e.reason} at byte {e.start})", line=line, field=field
         ) from None
+    try:
+        value = _decoder(bounds.int_digits, unique_keys).decode(text)
     except json.JSONDecodeError as e:
         raise InputFormatError(
-            str(path), f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
+            name, f"invalid JSON: {e.msg} (column {e.colno})", line=line or e.lineno, field=field
+        ) from None
+    except _TooManyDigits as e:
+        where = line or _line_of(text, re.compile(rf"\d{{{bounds.int_digits + 1}}}"))
+        raise limits.exceeded(
+            name, f"an integer of {e.digits} digits", "int_digits", line=where, field=field
+        ) from None
+    except DuplicateKeyError as e:
+        key = json.dumps(e.key)
+        where = line or _line_of(text, re.compile(re.escape(key) + r"\s*:"), nth=2)
+        raise InputFormatError(
+            name, f"duplicate key {key} in one object", line=where, field=field
         ) from None
     except RecursionError:
-        raise InputFormatError(str(path), "invalid JSON: nested too deeply") from None
+        raise limits.exceeded(name, "the nesting", "depth", line=line, field=field) from None
+    except ValueError as e:  # integers past Python's own digit limit, when it is raised
+        raise InputFormatError(name, f"unreadable JSON: {e}", line=line, field=field) from None
+    if text.count("[") + text.count("{") > bounds.depth and too_deep(value, bounds.depth):
+        raise limits.exceeded(name, "the nesting", "depth", line=line, field=field)
+    if _SURROGATE_ESCAPE.search(text):
+        reject_lone_surrogates(name, text, value, line=line, field=field)
+    return value
+
+
+def too_deep(value: Any, limit: int) -> bool:
+    """True when objects and arrays nest more than `limit` levels (without recursion,
+    and ending on a cyclic structure too)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_PAIR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def reject_lone_surrogates(
+    name: str, text: str, value: Any, *, line: int | None = None, field: str | None = None
+) -> None:
+    """An escaped half of a surrogate pair decodes, but no UTF-8 writer can store it."""
+    inside = surrogate_at(value)
+    if inside is None:
+        return
+    if inside:
+        field = f"{field}.{inside}" if field else inside
+    where = line
+    if where is None:
+        paired = {m.start() for m in _PAIR.finditer(text)}
+        paired |= {p + 6 for p in paired}
+        lone = next(
+            (m.start() for m in _SURROGATE_ESCAPE.finditer(text) if m.start() not in paired), None
+        )
+        where = None if lone is None else text.count("\n", 0, lone) + 1
+    raise InputFormatError(
+        name, "text holds an unpaired surrogate escape (not valid Unicode)", line=where, field=field
+    )
+
+
+def surrogate_at(value: Any) -> str | None:
+    """Where the first string holding a lone surrogate is (`a.b[2]`, "" for the document
+    itself), or None when every string is valid Unicode."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            if not node.isascii() and not _encodable(node):
+                return where
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                stack.append((k, where))
+                stack.append((v, f"{where}.{k}" if where else str(k)))
+        elif isinstance(node, list | tuple):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(node))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _line_of(text: str, pattern: re.Pattern[str], *, nth: int = 1) -> int | None:
+    """The line of the `nth` match of `pattern` (a best guess where JSON gives none)."""
+    for i, match in enumerate(pattern.finditer(text), start=1):
+        if i == nth:
+            return text.count("\n", 0, match.start()) + 1
+    return None

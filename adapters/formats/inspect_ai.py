@@ -19,7 +19,6 @@ What the log states wins over `defaults`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.inspect_ai_cells import reduction_cells, sample_cells
 from benchledger.adapters.formats.inspect_ai_header import headline_scorer, run_header
 from benchledger.adapters.formats.inspect_ai_models import LogHeader, Reduction, Sample
@@ -87,16 +87,7 @@ def _validate(name: str, model: type[Model], raw: Any, prefix: str) -> Model:
 
 
 def _read_json(name: str, data: bytes) -> tuple[LogHeader, Samples, str]:
-    try:
-        document = json.loads(data)
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            name, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
-        ) from None
-    except UnicodeDecodeError as e:
-        raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except RecursionError:
-        raise InputFormatError(name, "JSON nested too deeply") from None
+    document = loads(name, data)
     if not isinstance(document, dict):
         raise InputFormatError(name, "expected a JSON object (an inspect eval log)")
     log = _validate(name, LogHeader, document, "")

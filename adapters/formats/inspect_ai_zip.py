@@ -9,20 +9,24 @@ as zipfile checks the entries it reads itself.
 from __future__ import annotations
 
 import io
-import json
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 import zstandard
 
+from benchledger.adapters.formats import limits
+from benchledger.adapters.formats.common import loads
 from benchledger.domain.errors import InputFormatError
 
 ZSTD = 93
 # signature, version, flags, method, time, date, crc, sizes, name and extra lengths
 LOCAL_HEADER = struct.Struct("<4s5H3L2H")
 LOCAL_SIGNATURE = b"PK\x03\x04"
+CHUNK = 1 << 20
+MiB = 1 << 20
 
 
 class EvalArchive:
@@ -45,32 +49,47 @@ class EvalArchive:
 
     def json(self, entry: str) -> Any:
         """The entry's JSON document (NaN and Infinity allowed, as inspect writes them)."""
-        raw = self.read(entry)
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputFormatError(
-                self.name, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", field=entry
-            ) from None
-        except UnicodeDecodeError as e:
-            raise InputFormatError(self.name, f"not UTF-8 text ({e.reason})", field=entry) from None
-        except RecursionError:
-            raise InputFormatError(self.name, "JSON nested too deeply", field=entry) from None
+        return loads(self.name, self.read(entry), field=entry)
 
     def read(self, entry: str) -> bytes:
         info = self._entries.get(entry)
         if info is None:
             raise InputFormatError(self.name, "entry missing from the archive", field=entry)
+        # The directory's sizes are the archive's own claim: checked first, never trusted.
+        self._check_size(info, info.file_size, "the stated size")
         if info.compress_type == ZSTD:
             return self._read_zstd(info)
         try:
-            return self._zip.read(info)
+            with self._zip.open(info) as stream:
+                return self._bounded(info, iter(lambda: stream.read(CHUNK), b""))
         except NotImplementedError:
             raise InputFormatError(
                 self.name, f"unsupported compression method {info.compress_type}", field=entry
             ) from None
         except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, ValueError, OSError) as e:
             raise InputFormatError(self.name, f"corrupt entry: {e}", field=entry) from None
+
+    def _check_size(self, info: zipfile.ZipInfo, size: int, what: str) -> None:
+        bounds = limits.current()
+        if size > bounds.decompressed_size:
+            raise limits.exceeded(
+                self.name, f"{what} of {size} bytes", "decompressed_size", field=info.filename
+            )
+        if size > MiB and size > bounds.compression_ratio * max(info.compress_size, 1):
+            raise limits.exceeded(
+                self.name,
+                f"{what} ({size} bytes from {info.compress_size} compressed)",
+                "compression_ratio",
+                field=info.filename,
+            )
+
+    def _bounded(self, info: zipfile.ZipInfo, chunks: Iterator[bytes]) -> bytes:
+        """The chunks joined, stopped as soon as they pass the size or ratio limit."""
+        out = bytearray()
+        for chunk in chunks:
+            out += chunk
+            self._check_size(info, len(out), "the decompressed data")
+        return bytes(out)
 
     def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
         def corrupt(why: str) -> InputFormatError:
@@ -89,11 +108,10 @@ class EvalArchive:
         end = start + info.compress_size
         if end > len(self._data):
             raise corrupt("compressed data is truncated")
+        # Read in chunks: a frame may state any content size, or none.
+        reader = zstandard.ZstdDecompressor().stream_reader(self._data[start:end])
         try:
-            # One allocation of the stated size: the frames carry no content size.
-            out = zstandard.ZstdDecompressor().decompress(
-                self._data[start:end], max_output_size=max(info.file_size, 1)
-            )
+            out = self._bounded(info, iter(lambda: reader.read(CHUNK), b""))
         except zstandard.ZstdError as e:
             raise corrupt(str(e)) from None
         if len(out) != info.file_size:

@@ -5,10 +5,11 @@ One file is one run: a harness writes one report per invocation, and its
 Testcases are the cells, keyed `classname::name` (the name alone without a
 classname). When the same test appears in several suites (one suite per Python
 version or per attempt) every key is qualified as `suite::classname::name`;
-within one suite repeated testcases merge into one cell with the most severe
-outcome (pytest reports a failure in call plus an error in teardown as two
-testcases). Score = passed / (passed + failed + error): skipped tests are left
-out, and a report with no test that ran has no score.
+a testcase repeated within one suite (pytest reports a failure in call plus an
+error in teardown as two testcases; parametrised tests may share a name) stays
+its own cell, keyed `#2`, `#3`... in document order, so no result is lost.
+Score = passed / (passed + failed + error): skipped tests are left out, and a
+report with no test that ran has no score.
 
 JUnit says nothing of benchmark, agent or model: `<property>` elements named
 benchmark / agent / provider / model (and run_id) say it when present, else the
@@ -28,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchledger.adapters.formats.junit_xml import SEVERITY, Case, Report, read_report
+from benchledger.adapters.formats.junit_xml import Case, Report, read_report
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord, SkipRecord
 from benchledger.domain.signatures import canonical_json, sha256_hex
@@ -111,41 +112,45 @@ def _cells(cases: list[Case], quirks: list[str]) -> list[Cell]:
     by_suite = any(len(suites) > 1 for suites in suites_of.values())
     if by_suite:
         quirks.append("the same tests appear in several suites: cell keys name the suite")
-    groups: dict[str, list[Case]] = {}
+    used: set[str] = set()
+    repeats: dict[str, int] = {}
+    cells = []
     for case in cases:
-        key = f"{case.suite}::{_key(case)}" if by_suite else _key(case)
-        groups.setdefault(key, []).append(case)
-    repeated = sum(1 for group in groups.values() if len(group) > 1)
+        base = f"{case.suite}::{_key(case)}" if by_suite else _key(case)
+        key, n = base, repeats.get(base, 1)
+        while key in used:
+            n += 1
+            key = f"{base}#{n}"
+        repeats[base] = n
+        used.add(key)
+        cells.append(_cell(key, case))
+    repeated = sum(1 for n in repeats.values() if n > 1)
     if repeated:
-        quirks.append(f"{repeated} testcases reported more than once: merged, worst outcome kept")
-    return [_merged(key, group) for key, group in groups.items()]
+        quirks.append(
+            f"{repeated} testcases reported more than once: each kept, keys numbered #2, #3..."
+        )
+    return cells
 
 
 def _key(case: Case) -> str:
     return f"{case.classname}::{case.name}" if case.classname else case.name
 
 
-def _merged(key: str, group: list[Case]) -> Cell:
-    outcome = min((c.outcome for c in group), key=SEVERITY.index)
-    chosen = next(c for c in group if c.outcome == outcome)
+def _cell(key: str, case: Case) -> Cell:
     metrics: dict[str, Any] = {}
-    times = [c.time for c in group if c.time is not None]
-    if times:
-        metrics["time"] = sum(times)
-    if chosen.message:
-        metrics["message"] = chosen.message
-    if chosen.kind:
-        metrics["type"] = chosen.kind
-    reruns = sum(c.reruns for c in group)
-    if reruns:
-        metrics["reruns"] = reruns
-    if any(c.flaky for c in group):
+    if case.time is not None:
+        metrics["time"] = case.time
+    if case.message:
+        metrics["message"] = case.message
+    if case.kind:
+        metrics["type"] = case.kind
+    if case.reruns:
+        metrics["reruns"] = case.reruns
+    if case.flaky:
         metrics["flaky"] = True
-    if len(group) > 1:
-        metrics["reports"] = len(group)
-        metrics["outcomes"] = [c.outcome for c in group]
-    if chosen.properties:
-        metrics["properties"] = chosen.properties
+    if case.properties:
+        metrics["properties"] = case.properties
+    outcome = case.outcome
     return Cell(key=key, outcome=outcome, score=_SCORES.get(outcome), metrics=metrics)
 
 

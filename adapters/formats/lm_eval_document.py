@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from typing import Annotated, Any
 
 from pydantic import (
@@ -18,6 +17,7 @@ from pydantic import (
     ValidationError,
 )
 
+from benchledger.adapters.formats import common
 from benchledger.domain.errors import InputFormatError
 
 
@@ -31,7 +31,6 @@ def _not_bool(value: Any) -> Any:
 Real = Annotated[float, BeforeValidator(_not_bool)]
 FiniteReal = Annotated[Real, Field(allow_inf_nan=False)]
 Scalar = StrictInt | Real | str | None
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 # lm_eval.utils.get_model_name: the first of these model_args keys names the model.
 MODEL_ARG_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
 
@@ -93,36 +92,7 @@ class ResultsDocument(BaseModel):
 
 def loads(name: str, data: bytes) -> Any:
     """JSON as Python's json reads it: bare NaN / Infinity become floats."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            name, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
-        ) from None
-    except (ValueError, RecursionError) as e:  # over-long integers, absurd nesting
-        raise InputFormatError(name, f"unreadable JSON: {e}") from None
-    reject_lone_surrogates(name, data, value)
-    return value
-
-
-def reject_lone_surrogates(name: str, data: bytes, value: Any, *, line: int | None = None) -> None:
-    """An escaped half of a surrogate pair decodes, but no UTF-8 writer can store it."""
-    if _SURROGATE_ESCAPE.search(data) and _has_surrogate(value):
-        raise InputFormatError(name, "text holds an unpaired surrogate escape", line=line)
-
-
-def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    return False
+    return common.loads(name, data)
 
 
 def validate(name: str, raw: Any) -> ResultsDocument:

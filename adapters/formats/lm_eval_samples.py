@@ -15,7 +15,6 @@ such as F1 log [gold, prediction] pairs) has no verdict of its own: skipped.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -24,11 +23,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from benchledger.adapters.formats.common import loads, read_bytes
 from benchledger.adapters.formats.lm_eval_document import (
     field_error,
     json_safe,
     number,
-    reject_lone_surrogates,
 )
 from benchledger.adapters.formats.lm_eval_metrics import Headline
 from benchledger.domain.errors import InputFormatError
@@ -75,22 +74,14 @@ def sample_files(results: Path) -> dict[str, Path]:
 def read_lines(path: Path) -> list[SampleLine]:
     name = str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise InputFormatError(name, f"cannot read the samples file: {e.strerror}") from None
+        text = read_bytes(path).decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     lines = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFormatError(name, f"invalid JSON: {e.msg}", line=lineno) from None
-        except (ValueError, RecursionError) as e:
-            raise InputFormatError(name, f"unreadable JSON: {e}", line=lineno) from None
-        reject_lone_surrogates(name, line.encode("utf-8", "surrogatepass"), obj, line=lineno)
+        obj = loads(name, line, line=lineno)
         lines.append(validate_line(name, obj, line=lineno))
     return lines
 

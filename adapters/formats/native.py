@@ -9,12 +9,14 @@ is one of its cells.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from benchledger.adapters.formats.common import loads
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord
 
@@ -22,12 +24,6 @@ NAME = "native"
 SYSTEM = "native"
 SCHEMA_ID = "benchledger/run@1"
 SUFFIXES = (".json", ".jsonl", ".ndjson")
-
-
-class _CellLine(Cell):
-    """A JSONL cell line, validated in one pass; its `type` tag is never stored."""
-
-    type: Literal["cell"] = Field(exclude=True)
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -54,12 +50,8 @@ def parse(path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> It
 
 
 def _loads(name: str, text: str, line: int | None = None) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputFormatError(
-            name, f"invalid JSON: {e.msg} (column {e.colno})", line=line or e.lineno
-        ) from None
+    # Strict: a key stated twice is refused rather than the last one silently winning.
+    return loads(name, text, line=line, unique_keys=True)
 
 
 def _field_error(
@@ -69,6 +61,31 @@ def _field_error(
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
     field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
     return InputFormatError(name, first["msg"], line=line, field=field)
+
+
+class _CellLine(Cell):
+    """A JSONL cell line, validated in one pass; its `type` tag is never stored."""
+
+    type: Literal["cell"] = Field(exclude=True)
+
+
+# Ends every key, and possibly some text inside strings: never fewer than the keys.
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _no_repeated_key(line: str, cell: _CellLine) -> bool:
+    """True when the line states no key twice: as many key ends as the cell has keys (a
+    one-pass parse keeps the last of repeated keys, so a repeat leaves fewer keys)."""
+    keys = len(cell.model_fields_set) + len(cell.metrics)
+    stack: list[Any] = [v for v in cell.metrics.values() if isinstance(v, dict | list)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            keys += len(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return len(_KEY_END.findall(line)) == keys
 
 
 def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
@@ -100,10 +117,13 @@ def _parse_jsonl(name: str, text: str, defaults: dict[str, Any]) -> Iterator[Run
     for lineno, line in enumerate(text.splitlines(), start=1):
         if header is not None:
             try:
-                cells.append(validate_cell_line(line))
-                continue
+                cell = validate_cell_line(line)
             except ValidationError:
                 pass  # a run line, a blank line or a bad cell: the slow path says which
+            else:
+                if _no_repeated_key(line, cell):
+                    cells.append(cell)
+                    continue
         if not line.strip():
             continue
         obj = _loads(name, line, lineno)

@@ -80,7 +80,7 @@ def _has_runs_table(path: Path) -> bool:
 
 def _is_row(path: Path) -> bool:
     try:
-        doc = load_json(path, path.read_bytes())
+        doc = load_json(path)
     except (OSError, InputFormatError):
         return False
     return isinstance(doc, dict) and doc.keys() >= ROW_KEYS

@@ -79,7 +79,7 @@ def parse(path: Path, data: bytes, defaults: dict[str, Any]) -> RunRecord:
     meta_path = meta_file(path)
     meta: RunMeta | None = None
     if meta_path.is_file():
-        meta = _validated(RunMeta, meta_path, load_json(meta_path, meta_path.read_bytes()))
+        meta = _validated(RunMeta, meta_path, load_json(meta_path))
     run_dir = path.parent.name
     named = RUN_DIR.match(run_dir)
     agent = named["agent"] if named else defaults.get("agent")

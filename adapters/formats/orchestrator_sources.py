@@ -6,7 +6,6 @@ comparisons/compare-<id>.json.
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import sqlite3
@@ -15,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_rows import GROUPS, read_row
 from benchledger.domain.errors import InputFormatError
@@ -114,14 +114,7 @@ def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(text, str):
             row[name] = text  # wrong type: validation names the field
             continue
-        try:
-            row[name] = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            raise InputFormatError(
-                path,
-                f"run '{raw.get('run_id')}': invalid JSON in {column}",
-                field=f"benchmark_runs.{column}",
-            ) from None
+        row[name] = loads(path, text, field=f"benchmark_runs.{column}")
     return row
 
 
@@ -152,7 +145,7 @@ def _check_against_index(path: Path, row: dict[str, Any], row_status: Any, index
     repair (a success with a nonzero exit is a failure), since the index is written
     from repaired rows: index `failed` vs row `succeeded` with return code 1 agree.
     """
-    doc = load_json(index, index.read_bytes())
+    doc = load_json(index)
     if not isinstance(doc, dict):
         raise InputFormatError(str(index), "expected a JSON object")
     for section in ("latest", "latest_by_signature", "latest_by_comparison_signature"):

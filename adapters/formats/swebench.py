@@ -19,7 +19,7 @@ from typing import Any
 
 from benchledger.adapters.formats import swebench_experiments as experiments
 from benchledger.adapters.formats import swebench_harness as harness
-from benchledger.adapters.formats.common import read_json
+from benchledger.adapters.formats.common import read_head, read_json
 from benchledger.adapters.formats.swebench_leaderboard import (
     INFO_FILE,
     parse_info,
@@ -60,8 +60,7 @@ def detect(path: Path, head: bytes) -> bool:
 
 
 def members(path: Path) -> list[Path]:
-    with path.open("rb") as f:
-        layout = _layout(path, f.read(HEAD))
+    layout = _layout(path, read_head(path, HEAD) or b"")
     if layout == "experiments":
         return experiments.members(path)
     if layout == "report":

@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from benchledger.adapters.formats import yaml_bounded
 from benchledger.adapters.formats.common import read_json
 from benchledger.adapters.formats.swebench_common import (
     INSTANCE_ID,
@@ -128,10 +127,7 @@ def _metadata(folder: Path) -> tuple[Metadata | None, Path | None]:
     for name in METADATA_NAMES:
         path = folder / name
         if path.is_file():
-            try:
-                document = yaml.safe_load(path.read_bytes())
-            except (yaml.YAMLError, OSError, RecursionError) as e:
-                raise InputFormatError(str(path), f"invalid YAML: {e}") from None
+            document = yaml_bounded.load(path)
             return validate(Metadata, jsonable(document), path), path
     return None, None
 

@@ -10,9 +10,9 @@ import datetime as dt
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from benchledger.adapters.formats import yaml_bounded
 from benchledger.adapters.formats.common import read_json
 from benchledger.domain.errors import InputFormatError
 
@@ -129,18 +129,7 @@ def read_tasks(path: Path, data: bytes) -> list[TaskResult]:
 def read_metadata(path: Path) -> Metadata | None:
     if not path.is_file():
         return None
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputFormatError(str(path), f"cannot read ({e.strerror})") from None
-    except UnicodeDecodeError as e:
-        raise InputFormatError(
-            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
-        ) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise InputFormatError(str(path), f"invalid YAML: {e}", line=line) from None
+    document = yaml_bounded.load(path)
     if not isinstance(document, dict):
         raise InputFormatError(str(path), "expected a mapping with info and tags")
     return validate(Metadata, document, path)

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Literal
 
 from benchledger.adapters import formats
+from benchledger.adapters.formats.common import read_bytes
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.errors import (
     CellConflictError,
     ImportConflictError,
     InputFormatError,
     LedgerError,
+    NotRegularFileError,
     UnknownFormatError,
 )
 from benchledger.domain.ledger import GroupHandle, Ledger
@@ -32,6 +34,8 @@ class FileReport:
     new_runs: int = 0
     message: str | None = None
     run_ids: tuple[str, ...] = field(default=())
+    # Why a file was ignored or skipped, in a few words (the import summary counts them).
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -42,14 +46,16 @@ class Found:
 
 
 def discover(paths: Iterable[Path]) -> Iterator[Found]:
-    """Files as given (explicit), and every non-hidden file under each directory."""
+    """Files as given (explicit), and every non-hidden entry under each directory that is
+    not a directory itself: pipes, devices and broken links too, so the import can say
+    why it skipped them (links to directories are not followed)."""
     for path in paths:
         if path.is_dir():
             for child in sorted(path.rglob("*")):
                 rel = child.relative_to(path)
-                if child.is_file() and not any(p.startswith(".") for p in rel.parts):
+                if not child.is_dir() and not any(p.startswith(".") for p in rel.parts):
                     yield Found(child, False, display_path(child, path))
-        elif path.exists():
+        elif path.exists() or path.is_symlink():
             yield Found(path, True, display_path(path))
         else:
             raise InputFormatError(str(path), "no such file or directory")
@@ -58,7 +64,10 @@ def discover(paths: Iterable[Path]) -> Iterator[Found]:
 def display_path(path: Path, root: Path | None = None) -> str:
     """No host paths in the ledger: relative to the working directory when under it, else
     to the folder above the directory being imported, else just the file name."""
-    resolved = path.resolve()
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: name it as given
+        resolved = path.absolute()
     for base in (Path.cwd(), root.resolve().parent if root else None):
         if base is not None:
             try:
@@ -86,15 +95,15 @@ class Importer:
         name = label or display_path(path)
         fmt_label: str | None = None
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
             fmt = formats.by_name(format_name) if format_name else formats.detect(path, data)
             fmt_label = fmt.NAME
             digest = hashlib.sha256(data)
             for member in formats.members(fmt, path):
                 # A multi-file result: any member changing makes it a new version.
-                digest.update(b"\0" + member.name.encode() + b"\0" + member.read_bytes())
+                digest.update(b"\0" + member.name.encode() + b"\0" + read_bytes(member))
             with gc_paused():
-                records = list(fmt.parse(path, data, dict(defaults or {})))
+                records = formats.parse(fmt, path, data, dict(defaults or {}))
                 source = SourceFile(
                     path=name, sha256=digest.hexdigest(), size=len(data), format=fmt.NAME
                 )
@@ -103,9 +112,17 @@ class Importer:
                 )
         except (ImportConflictError, CellConflictError) as e:
             return FileReport(name, "conflict", fmt_label, message=str(e))
+        except NotRegularFileError as e:
+            if e.path != str(path):  # a file the result is made of, not the file itself
+                return FileReport(name, "failed", fmt_label, message=str(e))
+            state: FileState = "failed" if explicit else "ignored"
+            reason = e.message.removesuffix("; not read")
+            return FileReport(name, state, message=f"{name}: skipped: {e.message}", reason=reason)
         except UnknownFormatError as e:
             # A stray README in a results directory is not an error; a named file is.
-            return FileReport(name, "failed" if explicit else "ignored", message=str(e))
+            state = "failed" if explicit else "ignored"
+            reason = e.message.split(" (known:")[0]
+            return FileReport(name, state, message=str(e), reason=reason)
         except InputFormatError as e:
             return FileReport(name, "failed", fmt_label, message=str(e))
         except OSError as e:

@@ -288,7 +288,7 @@ class TestChoosingWhoRan:
 
 
 class TestRepeatedTests:
-    def test_a_failure_in_call_and_an_error_in_teardown_merge_into_one_error(self) -> None:
+    def test_a_failure_in_call_and_an_error_in_teardown_stay_two_cells(self) -> None:
         # pytest writes such a test as two testcases with the same name.
         text = suite(
             case("test_x", child='<failure message="assert False"/>'),
@@ -296,18 +296,24 @@ class TestRepeatedTests:
             case("test_y"),
         )
         record = parse(text)
-        assert outcomes(record) == {"c::test_x": "error", "c::test_y": "passed"}
-        assert record.cells[0].metrics == {
-            "message": "failed on teardown",
-            "reports": 2,
-            "outcomes": ["failed", "error"],
+        assert outcomes(record) == {
+            "c::test_x": "failed",
+            "c::test_x#2": "error",
+            "c::test_y": "passed",
         }
-        assert any("merged" in q for q in record.header.provenance["quirks"])
-        assert record.header.score == 0.5
+        assert record.cells[1].metrics == {"message": "failed on teardown"}
+        assert any("#2" in q for q in record.header.provenance["quirks"])
+        assert record.header.score == 1 / 3
 
-    def test_identical_repeats_collapse_into_one_cell(self) -> None:
-        record = parse(suite(case("t"), case("t")))
-        assert outcomes(record) == {"c::t": "passed"} and record.header.metrics["tests"] == 1
+    def test_testcases_with_the_same_name_get_distinct_keys_in_document_order(self) -> None:
+        record = parse(suite(case("t"), case("t", child="<failure/>"), case("t")))
+        assert [c.key for c in record.cells] == ["c::t", "c::t#2", "c::t#3"]
+        assert [c.outcome for c in record.cells] == ["passed", "failed", "passed"]
+        assert record.header.metrics["tests"] == 3
+
+    def test_a_numbered_key_never_collides_with_a_test_named_like_it(self) -> None:
+        record = parse(suite(case("t#2"), case("t"), case("t")))
+        assert [c.key for c in record.cells] == ["c::t#2", "c::t", "c::t#3"]
 
     def test_the_same_test_in_two_suites_gets_keys_that_name_the_suite(self) -> None:
         text = "<testsuites>{}{}</testsuites>".format(

@@ -507,7 +507,7 @@ class TestMalformedInput:
         path.write_text(text)
         with pytest.raises(InputFormatError) as e:
             parse(path)
-        assert e.value.field == "metrics"
+        assert e.value.field == "metrics.n"
 
     def test_a_missing_key_is_named_in_viewer_and_comparison_runs(self, tmp_path: Path) -> None:
         doc = viewer([db_row(), db_row(run_id="run_2")])

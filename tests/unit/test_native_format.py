@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchledger.adapters.formats import native
 from benchledger.domain.errors import InputFormatError
@@ -103,6 +105,80 @@ class TestJsonl:
         ]
         records = parse("r.jsonl", "\n".join(json.dumps(x) for x in lines))
         assert parse("again.jsonl", native.dump_jsonl(records)) == records
+
+
+class TestStrictness:
+    @pytest.mark.parametrize("score", [True, False, "0.5", "1"])
+    def test_a_boolean_or_a_string_is_not_a_score(self, score: object) -> None:
+        with pytest.raises(InputFormatError) as e:
+            parse("r.json", json.dumps({**HEADER, "score": score}))
+        assert e.value.field == "score"
+        cell = {"type": "cell", "key": "a", "outcome": "passed", "score": score}
+        lines = [json.dumps({"type": "run", **HEADER}), json.dumps(cell)]
+        with pytest.raises(InputFormatError) as e:
+            parse("r.jsonl", "\n".join(lines))
+        assert (e.value.line, e.value.field) == (2, "score")
+
+    def test_an_integer_is_still_a_score(self) -> None:
+        [record] = parse("r.json", json.dumps({**HEADER, "score": 1}))
+        assert record.header.score == 1.0
+
+    @pytest.mark.parametrize("count", [-1, True, 1.5, "3"])
+    def test_token_counts_are_non_negative_integers(self, count: object) -> None:
+        with pytest.raises(InputFormatError) as e:
+            parse("r.json", json.dumps({**HEADER, "tokens": {"input_tokens": count}}))
+        assert e.value.field == "tokens.input_tokens"
+
+    def test_a_duplicate_key_in_a_jsonl_line_is_refused_with_its_line(self) -> None:
+        text = json.dumps({"type": "run", **HEADER}) + '\n{"type": "cell", "key": "a", '
+        text += '"outcome": "passed", "metrics": {"n": 1, "n": 2}}\n'
+        with pytest.raises(InputFormatError) as e:
+            parse("r.jsonl", text)
+        assert str(e.value) == 'r.jsonl:2: duplicate key "n" in one object'
+
+    def test_a_duplicate_key_in_a_json_document_is_refused_with_its_line(self) -> None:
+        text = json.dumps({**HEADER, "score": 0.5}, indent=1)[:-2] + ',\n "score": 0.9\n}'
+        with pytest.raises(InputFormatError) as e:
+            parse("r.json", text)
+        assert str(e.value) == f'r.json:{text.count(chr(10))}: duplicate key "score" in one object'
+
+    def test_the_schema_states_what_strictness_refuses(self) -> None:
+        props = native.json_schema()["properties"]
+        assert props["tokens"]["additionalProperties"] == {"minimum": 0, "type": "integer"}
+
+
+class TestFuzzing:
+    @settings(max_examples=200, deadline=None)
+    @given(data=st.binary(max_size=300), suffix=st.sampled_from([".json", ".jsonl"]))
+    def test_arbitrary_bytes_parse_or_are_refused(self, data: bytes, suffix: str) -> None:
+        try:
+            list(native.parse(Path("fuzz" + suffix), data))
+        except InputFormatError as e:
+            assert e.path == "fuzz" + suffix
+
+    @settings(max_examples=200, deadline=None)
+    @given(
+        doc=st.fixed_dictionaries(
+            {},
+            optional={
+                k: st.recursive(
+                    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                    lambda inner: (
+                        st.lists(inner, max_size=3)
+                        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+                    ),
+                    max_leaves=8,
+                )
+                for k in ("benchmark", "agent", "model", "status", "score", "tokens", "cells")
+            },
+        )
+    )
+    def test_a_document_of_any_shape_parses_or_is_refused(self, doc: dict[str, object]) -> None:
+        try:
+            [record] = parse("r.json", json.dumps({**HEADER, **doc}))
+        except InputFormatError:
+            return
+        record.json_bytes()
 
 
 def test_the_json_schema_describes_runs_and_cells() -> None:

@@ -1,0 +1,162 @@
+"""What a record keeps, checked against the limits before anything is appended.
+
+A parser may build strings no single field of its file holds (a model's arguments
+joined, a file-level field copied into each of its runs); this is the last check,
+on exactly what the ledger would store, and it names the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchledger.adapters.formats.limits import Limits, current, exceeded
+from benchledger.domain.errors import InputFormatError
+
+
+def check_kept(path: str, records: Iterable[BaseModel]) -> None:
+    """Refuse what a record would keep beyond the limits (a string's length, an integer's
+    digits, nesting) or could not store (an unpaired surrogate), naming the field."""
+    bounds = current()
+    for i, record in enumerate(records):
+        # Cells are most of what an import keeps: checked without tracking where.
+        cells = getattr(record, "cells", ())
+        rest = [v for k, v in record.__dict__.items() if k != "cells"]
+        if breaks(rest, bounds, 0) or _cells_break(cells, bounds):
+            _refuse_where(path, i, record, bounds)
+
+
+def _cells_break(cells: Iterable[Any], bounds: Limits) -> bool:
+    """`breaks` for cells: their outcome and score are typed, so only key and metrics."""
+    longest, biggest = bounds.string_length, bounds.biggest_int
+    for cell in cells:
+        key = cell.key
+        if len(key) > longest or (not key.isascii() and _unstorable(key)):
+            return True
+        for name, value in cell.metrics.items():  # flat metrics checked in place
+            kind = type(value)
+            if kind is float or kind is bool or value is None:
+                pass
+            elif kind is int:
+                if not -biggest < value < biggest:
+                    return True
+            elif (kind is not str or len(value) > longest or not value.isascii()) and breaks(
+                value, bounds, 4
+            ):
+                return True
+            if len(name) > longest or (not name.isascii() and _unstorable(name)):
+                return True
+    return False
+
+
+def breaks(value: Any, bounds: Limits, depth: int = 3) -> bool:
+    """Whether anything in `value` (at nesting `depth`) is beyond the limits. Scalars are
+    checked in place, not stacked: most of what is kept is small flat objects."""
+    longest, biggest, deepest = bounds.string_length, bounds.biggest_int, bounds.depth
+
+    def bad(item: Any) -> bool | None:  # None: a container, to look inside
+        kind = type(item)
+        if kind is str:
+            return len(item) > longest or (not item.isascii() and _unstorable(item))
+        if kind is int:
+            return not -biggest < item < biggest
+        if kind is float or kind is bool or item is None:
+            return False
+        if isinstance(item, str):  # enums of strings
+            return bad(str(item))
+        return None
+
+    stack = [(value, depth)]
+    while stack:
+        node, level = stack.pop()
+        verdict = bad(node)
+        if verdict is not None:
+            if verdict:
+                return True
+            continue
+        if level >= deepest:
+            return True
+        if isinstance(node, BaseModel):
+            node = node.__dict__
+        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        if not isinstance(items, list | tuple):
+            continue
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if len(item) > longest or (not item.isascii() and _unstorable(item)):
+                    return True
+            elif kind is int:
+                if not -biggest < item < biggest:
+                    return True
+            elif kind is not float and kind is not bool and item is not None:
+                verdict = bad(item)
+                if verdict is None:
+                    stack.append((item, level + 1))
+                elif verdict:
+                    return True
+    return False
+
+
+def _refuse_where(path: str, i: int, record: BaseModel, bounds: Limits) -> None:
+    """Find the field `breaks` objected to, and refuse it by name."""
+    biggest = bounds.biggest_int
+    stack: list[tuple[Any, int, tuple[int, *tuple[str | int, ...]]]] = [(record, 0, (i,))]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, str):
+            if len(node) > bounds.string_length:
+                raise exceeded(
+                    path,
+                    f"a string of {len(node)} characters",
+                    "string_length",
+                    field=_field(where),
+                )
+            if not node.isascii() and _unstorable(node):
+                raise InputFormatError(
+                    path,
+                    "text holds an unpaired surrogate (not valid Unicode)",
+                    field=_field(where),
+                )
+        elif isinstance(node, int):
+            if not -biggest < node < biggest:
+                what = f"an integer of {_digits(node)} digits"
+                raise exceeded(path, what, "int_digits", field=_field(where))
+        elif isinstance(node, float | bool) or node is None:
+            continue
+        elif depth >= bounds.depth:
+            raise exceeded(path, "the nesting", "depth", field=_field(where))
+        elif isinstance(node, BaseModel):
+            stack.extend((v, depth + 1, (*where, k)) for k, v in node.__dict__.items())
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                stack.append((k, depth + 1, (*where, "(a key)")))
+                stack.append((v, depth + 1, (*where, str(k)[:40])))
+        elif isinstance(node, list | tuple):
+            stack.extend((v, depth + 1, (*where, j)) for j, v in enumerate(node))
+    raise InputFormatError(path, "holds what the ledger cannot keep", field=f"record {i + 1}")
+
+
+def _digits(number: int) -> str:
+    try:
+        return str(len(str(abs(number))))
+    except ValueError:  # past Python's own limit for printing integers
+        return "thousands of"
+
+
+def _unstorable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _field(where: tuple[int, *tuple[str | int, ...]]) -> str:
+    """Where in the file's records: `record 3: cells[1].metrics.x`, shortened when long."""
+    parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where[1:])
+    if len(parts) > 120:
+        parts = f"{parts[:60]}...{parts[-60:]}"
+    return f"record {where[0] + 1}: {parts.lstrip('.')}" if parts else f"record {where[0] + 1}"
