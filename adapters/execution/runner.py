@@ -25,6 +25,7 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from benchledger.adapters import formats
+from benchledger.adapters.formats.common import read_bytes
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import BenchmarkSpec, effective_config, render_command
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
@@ -261,7 +262,7 @@ class Runner:
         }
         try:
             fmt = formats.by_name(spec.format)
-            parsed = list(fmt.parse(path, path.read_bytes(), defaults))
+            parsed = formats.parse(fmt, path, read_bytes(path), defaults)
         except (InputFormatError, LedgerError) as e:
             return None, f"result unreadable: {e}"
         records = [r for r in parsed if isinstance(r, RunRecord)]

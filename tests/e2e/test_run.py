@@ -76,6 +76,8 @@ def write_result():
     if secret:
         doc["metrics"] = {"api_key": secret}
         doc["cells"][0]["metrics"] = {"api_key": secret}
+    if env("BENCH_LONG_STRING"):
+        doc["cells"][0]["metrics"] = {"log": "x" * int(env("BENCH_LONG_STRING"))}
     (out / "result.json").write_text(json.dumps(doc))
 
 
@@ -419,6 +421,16 @@ class TestFailures:
         # A failure is no success: a default run executes the work again.
         retry = ws.outcome()
         assert (retry["state"], retry["attempt"]) == ("succeeded", 2)
+
+    def test_a_result_beyond_the_input_limits_fails_the_run_naming_the_limit(
+        self, ws: Workspace
+    ) -> None:
+        outcome = ws.outcome(env={"BENCH_LONG_STRING": str(2**21)}, expect=1)
+        assert outcome["state"] == "failed"
+        assert outcome["reason"].startswith("result unreadable: ")
+        assert "exceeds the limit" in outcome["reason"] and "string" in outcome["reason"]
+        [run] = ws.runs()
+        assert (run["status"], run["cells"]) == ("failed", 0)
 
     def test_a_timeout_kills_the_benchmark_and_records_the_run_as_timed_out(
         self, ws: Workspace
