@@ -25,10 +25,10 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from benchledger.adapters import formats
-from benchledger.adapters.formats.common import read_bytes
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import BenchmarkSpec, effective_config, render_command
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
+from benchledger.adapters.formats.common import read_bytes
 from benchledger.domain.errors import InputFormatError, LedgerError
 from benchledger.domain.ledger import GroupHandle, Ledger, Skip
 from benchledger.domain.records import Cell, RunRecord, RunStatus

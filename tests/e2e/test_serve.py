@@ -48,9 +48,7 @@ class TestServe:
         assert err.startswith(f"Error: cannot listen on 127.0.0.1:{port}:")
         assert "Serving" not in err and "Traceback" not in err
 
-    def test_serving_is_announced_once_it_listens_on_the_port_it_names(
-        self, ledger: Path
-    ) -> None:
+    def test_serving_is_announced_once_it_listens_on_the_port_it_names(self, ledger: Path) -> None:
         server = serve(ledger, "--port", "0")
         try:
             assert server.stderr is not None
