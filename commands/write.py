@@ -6,15 +6,17 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 import click
 
-from benchledger.adapters.demo import build_demo
-from benchledger.adapters.store.importer import FileReport, Importer, discover
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.domain.errors import InputFormatError
+
+if TYPE_CHECKING:
+    from benchledger.adapters.store.importer import FileReport
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -54,6 +56,8 @@ def import_(
         benchledger import results/run.jsonl
         benchledger import results/ --json
     """
+    from benchledger.adapters.store.importer import Importer, discover
+
     try:
         files = list(discover(paths))
     except InputFormatError as e:
@@ -172,6 +176,8 @@ def demo(ctx: LedgerContext) -> None:
     Example:
         benchledger --db demo.db demo && benchledger --db demo.db runs
     """
+    from benchledger.adapters.demo import build_demo
+
     summary = build_demo(ctx.services.ledger)
     ctx.services.runner.catch_up()
     counts = ctx.queries().counts()

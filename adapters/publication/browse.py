@@ -42,11 +42,14 @@ def metadata_for(db_path: Path) -> dict[str, Any]:
     return metadata
 
 
-def datasette_for(db_path: Path) -> Datasette:
+def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:
+    """Datasette over the ledger; `immutable` where its location is read-only, as a WAL
+    file there cannot be opened by a reader that needs to create its -shm file."""
     plugins = CONFIG_DIR / "plugins"
     templates = CONFIG_DIR / "templates"
     return Datasette(
-        [str(db_path)],
+        [] if immutable else [str(db_path)],
+        immutables=[str(db_path)] if immutable else [],
         metadata=metadata_for(db_path),
         plugins_dir=str(plugins) if plugins.is_dir() else None,
         template_dir=str(templates) if templates.is_dir() else None,
@@ -54,7 +57,8 @@ def datasette_for(db_path: Path) -> Datasette:
     )
 
 
-def serve(db_path: Path, host: str, port: int) -> None:
+def serve(db_path: Path, host: str, port: int, *, immutable: bool = False) -> None:
     import uvicorn
 
-    uvicorn.run(datasette_for(db_path).app(), host=host, port=port, log_level="warning")
+    app = datasette_for(db_path, immutable=immutable).app()
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-import os
+import sqlite3
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.utils import get_topic
 
 from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTranscoder
-from benchledger.adapters.store.projection_runner import ProjectionRunner
+from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
+from benchledger.adapters.store.readonly import ReadOnlyRecorder
+from benchledger.adapters.store.settings import DEFAULT_DB, Settings
 from benchledger.domain.ledger import Ledger
 from benchledger.projections.registry import all_projections
 from benchledger.projections.store import ReadModelStore
 
-DEFAULT_DB = "ledger.db"
-
-
-@dataclass(frozen=True)
-class Settings:
-    db_path: Path = Path(DEFAULT_DB)
-    event_store_url: str | None = None
-    lock_timeout_seconds: int = 60
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> Settings:
-        values: dict[str, Any] = {
-            "db_path": Path(os.environ.get("BENCHLEDGER_DB", DEFAULT_DB)),
-            "event_store_url": os.environ.get("BENCHLEDGER_EVENT_STORE") or None,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+__all__ = ["DEFAULT_DB", "Services", "Settings", "build", "build_reader", "event_store_env"]
 
 
 def event_store_env(settings: Settings) -> dict[str, str]:
@@ -89,8 +73,19 @@ class Services:
 
 
 def build(settings: Settings) -> Services:
-    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(env=event_store_env(settings))
     store = ReadModelStore(settings.db_path)
     runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
     return Services(settings=settings, ledger=ledger, store=store, runner=runner)
+
+
+def build_reader(settings: Settings, conn: sqlite3.Connection) -> ProjectionRunner:
+    """Reads events and folds them elsewhere, never writing the ledger (read-only ledgers)."""
+    recorder: NotificationLog
+    if settings.event_store_url:
+        recorder = Ledger(env=event_store_env(settings)).recorder
+    else:
+        recorder = ReadOnlyRecorder(conn)
+    mapper = PydanticMapper(transcoder=PydanticTranscoder())
+    store = ReadModelStore(settings.db_path, conn=conn)
+    return ProjectionRunner(recorder, mapper, store, all_projections())
