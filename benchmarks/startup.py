@@ -42,10 +42,15 @@ BENCH = (
 )
 
 
+# As installed: modules load from cached bytecode (a checkout run with
+# PYTHONDONTWRITEBYTECODE would compile every module of ours on every start).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def cpu_seconds(argv: Sequence[str], cwd: Path) -> float:
     """User + sys CPU of the process and the children it waited for."""
     process = subprocess.Popen(
-        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -110,6 +115,8 @@ def report(work: Path, repeat: int) -> None:
         "benchmark process alone": lambda: [PYTHON, "bench.py", str(alone)],
     }
     times: dict[str, list[float]] = {name: [] for name in ["baseline", *cases]}
+    for argv in cases.values():  # warm up: bytecode cached, files in the page cache
+        cpu_seconds(argv(), work)
     for _ in range(repeat):
         for name, argv in cases.items():
             times["baseline"].append(cpu_seconds(BASELINE, work))

@@ -24,7 +24,7 @@ from benchledger.adapters.store.settings import Settings
 from benchledger.domain.errors import LedgerError
 
 if TYPE_CHECKING:
-    from benchledger.adapters.store.bootstrap import Services
+    from benchledger.adapters.store.bootstrap import Reader, Services
     from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
     from benchledger.projections.store import ReadModelStore
 
@@ -49,7 +49,7 @@ class LedgerContext:
         self._services: Services | None = None
         self._conn: sqlite3.Connection | None = None
         self._current: sqlite3.Connection | None = None  # _conn, once its read models are current
-        self._event_reader: ProjectionRunner | None = None
+        self._event_reader: Reader | None = None
         self._snapshot_dir: tempfile.TemporaryDirectory[str] | None = None
         self._snapshots: list[ReadModelStore] = []
 
@@ -103,7 +103,7 @@ class LedgerContext:
             lag = read_side.lag(conn, self._event_log_head(conn))
             if not lag.current:
                 if self.read_only:
-                    raise read_side.behind_error(self.path, lag)
+                    raise read_side.behind_error(self.path, lag, remote=self._remote)
                 return self.read_models_after_catch_up()
             self._current = conn
         return self._current
@@ -150,9 +150,11 @@ class LedgerContext:
             from benchledger.adapters.store.bootstrap import build_reader
 
             self._event_reader = build_reader(self.settings, self._connection())
-        return self._event_reader
+        return self._event_reader.runner
 
     def _close_reader(self) -> None:
+        if self._event_reader is not None:
+            self._event_reader.close()
         if self._conn is not None:
             self._conn.close()
         self._conn = self._current = None

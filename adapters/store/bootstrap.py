@@ -79,13 +79,27 @@ def build(settings: Settings) -> Services:
     return Services(settings=settings, ledger=ledger, store=store, runner=runner)
 
 
-def build_reader(settings: Settings, conn: sqlite3.Connection) -> ProjectionRunner:
-    """Reads events and folds them elsewhere, never writing the ledger (read-only ledgers)."""
+@dataclass
+class Reader:
+    """Folds events without writing the ledger: `as_of` snapshots and verify, read-only."""
+
+    runner: ProjectionRunner
+    ledger: Ledger | None = None  # the PostgreSQL application whose recorder it reads
+
+    def close(self) -> None:
+        if self.ledger is not None:
+            self.ledger.close()
+
+
+def build_reader(settings: Settings, conn: sqlite3.Connection) -> Reader:
+    """Reads events through `conn` (SQLite) or from PostgreSQL; writes nothing to the file."""
     recorder: NotificationLog
+    ledger = None
     if settings.event_store_url:
-        recorder = Ledger(env=event_store_env(settings)).recorder
+        ledger = Ledger(env=event_store_env(settings))
+        recorder = ledger.recorder
     else:
         recorder = ReadOnlyRecorder(conn)
     mapper = PydanticMapper(transcoder=PydanticTranscoder())
     store = ReadModelStore(settings.db_path, conn=conn)
-    return ProjectionRunner(recorder, mapper, store, all_projections())
+    return Reader(ProjectionRunner(recorder, mapper, store, all_projections()), ledger)

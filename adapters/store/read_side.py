@@ -48,7 +48,7 @@ def lag(conn: sqlite3.Connection, head: int) -> Lag:
     return Lag(head=head, position=min(positions), outdated=outdated)
 
 
-def behind_error(path: object, lag: Lag) -> ReadModelsBehindError:
+def behind_error(path: object, lag: Lag, *, remote: bool = False) -> ReadModelsBehindError:
     if lag.outdated:
         why = (
             f"the read models in {path} must be rebuilt for this version of benchledger "
@@ -59,8 +59,9 @@ def behind_error(path: object, lag: Lag) -> ReadModelsBehindError:
             f"the read models in {path} are {lag.behind} events behind its event log "
             f"(position {lag.position} of {lag.head})"
         )
+    catch_up = "--event-store URL --db COPY follow --polls 1" if remote else "--db COPY rebuild"
     return ReadModelsBehindError(
         f"{why}, and it is open read-only: copy the ledger to a writable place and run "
-        "`benchledger --db COPY rebuild` there (or any command without --read-only), "
+        f"`benchledger {catch_up}` there (or any command without --read-only), "
         "then read the copy"
     )
