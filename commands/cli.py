@@ -2,14 +2,145 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import click
 
-from benchledger.commands import compare, export, gates, operate, publish, read, write
-from benchledger.commands import run as run_commands
-from benchledger.commands.context import LedgerContext, LedgerGroup
+from benchledger.commands.context import LedgerContext, expected_error
+
+# Command name -> (module in benchledger.commands, its one-line help). A command's
+# module is imported only when that command runs, so `--help`, `--version` and a
+# read command load nothing they do not use; a test checks the help lines agree.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "import": ("write", "Import result files or directories of them."),
+    "invalidate": ("write", "Mark a run invalid; it stays in the ledger and its history."),
+    "reinstate": ("write", "Undo an invalidation."),
+    "correct-score": ("write", "Correct a run's score; the old one stays in its history."),
+    "demo": ("write", "Build a realistic demo ledger through the ordinary import path."),
+    "run": ("run", "Run benchmarks and record every run as it happens."),
+    "recover-stale": (
+        "run",
+        "Recover runs whose lease expired: their process stopped renewing it.",
+    ),
+    "benchmarks": ("run", "List the registered benchmarks (and record them in the ledger)."),
+    "inventory": (
+        "run",
+        "Check the registry: commands resolvable, directories present, formats known.",
+    ),
+    "runs": ("read", "List runs, oldest first."),
+    "show": ("read", "Show one run with a summary of its cells."),
+    "history": ("read", "Every event of one run, in order: how it got to what `show` prints."),
+    "events": (
+        "read",
+        "The audit log: every event in the ledger, in the order it was appended.",
+    ),
+    "skips": ("read", "Benchmarks that `run` decided not to execute, and launches it refused."),
+    "latest": ("publish", "The newest publishable run per benchmark and agent."),
+    "matrix": ("publish", "Benchmarks x agents: the latest score, or why a cell has none."),
+    "high-score": ("publish", "Reference the best published score of a benchmark."),
+    "gate": (
+        "gates",
+        "Evaluate gates over the latest rows and record each verdict; exit 1 on findings.",
+    ),
+    "validate-latest-publishability": (
+        "gates",
+        "The publishability gate (the orchestrator's name for `gate publishability`).",
+    ),
+    "validate-latest-comparability": (
+        "gates",
+        "The comparability gate (the orchestrator's name for `gate comparability`).",
+    ),
+    "validate-latest-readiness": (
+        "gates",
+        "The readiness gate (the orchestrator's name for `gate readiness`).",
+    ),
+    "calibration-report": (
+        "gates",
+        "The calibration gate (the orchestrator's name for `gate calibration`).",
+    ),
+    "gates": ("gates", "Recorded gate verdicts, oldest first."),
+    "review": (
+        "gates",
+        "Sign off the latest rows: evaluate the gates, write a review package, record it.",
+    ),
+    "verify-review": (
+        "gates",
+        "Check a review package against the ledger: still the one recorded, nothing changed since.",
+    ),
+    "compare": (
+        "compare",
+        "Compare two sides benchmark by benchmark, and record the comparison.",
+    ),
+    "view-comparison": ("compare", "Show a recorded comparison exactly as compare printed it."),
+    "export-latest": (
+        "export",
+        "Write the latest/ snapshot: one JSON file per row, and latest/index.json.",
+    ),
+    "export-viewer-data": (
+        "export",
+        "Write viewer_data.json for the orchestrator's results viewer.",
+    ),
+    "rebuild": ("operate", "Rebuild read models from the event log, swapping them in atomically."),
+    "verify": ("operate", "Recompute the hash chain over every stored event and compare."),
+    "serve": ("operate", "Browse the ledger in Datasette (read-only)."),
+    "follow": (
+        "operate",
+        "Keep this machine's read models current with the event store, by polling.",
+    ),
+    "schema": ("operate", "Print the JSON Schema of the native result format."),
+}
+
+# Commands that may start a new ledger: they append facts that need no earlier event.
+# Every other command needs an existing ledger and never creates one.
+CREATES = frozenset({"import", "run", "demo", "benchmarks", "high-score"})
 
 
-@click.group(cls=LedgerGroup)
+class LazyGroup(click.Group):
+    """Loads a command's module when that command runs; turns expected errors into
+    `Error: ...` and exit 1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in COMMANDS:
+            return self.commands.get(cmd_name)
+        module = importlib.import_module(f"benchledger.commands.{COMMANDS[cmd_name][0]}")
+        for command in module.COMMANDS:
+            self.add_command(command)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, _shorten(self._short_help(name), limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _short_help(self, name: str) -> str:
+        if name in COMMANDS:
+            return COMMANDS[name][1]
+        return self.commands[name].get_short_help_str(1000)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:
+            ledger = ctx.obj.path if isinstance(ctx.obj, LedgerContext) else None
+            message = expected_error(e, ledger)
+            if message is None:
+                raise
+            raise click.ClickException(message) from None
+
+
+def _shorten(text: str, limit: int) -> str:
+    return click.Command(None, help=text).get_short_help_str(limit)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="benchledger")
 @click.option(
     "-d",
@@ -24,8 +155,15 @@ from benchledger.commands.context import LedgerContext, LedgerGroup
     metavar="URL",
     help="Keep events in PostgreSQL: postgresql://user@host/db (env BENCHLEDGER_EVENT_STORE)",
 )
+@click.option(
+    "--read-only",
+    is_flag=True,
+    envvar="BENCHLEDGER_READ_ONLY",
+    help="Never write the ledger: read commands need current read models "
+    "(env BENCHLEDGER_READ_ONLY); implied where the ledger's location is not writable",
+)
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, event_store: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, event_store: str | None, read_only: bool) -> None:
     """An event-sourced ledger of AI benchmark results.
 
     Every import, correction and rebuild is an immutable event; read models
@@ -37,11 +175,9 @@ def cli(ctx: click.Context, db: str | None, event_store: str | None) -> None:
         benchledger runs --benchmark bfcl
         benchledger serve
     """
-    context = LedgerContext(db, event_store)
+    name = ctx.invoked_subcommand
+    context = LedgerContext(
+        db, event_store, read_only=read_only, command=name, creates=name in CREATES
+    )
     ctx.obj = context
     ctx.call_on_close(context.close)
-
-
-for module in (write, run_commands, read, publish, gates, compare, export, operate):
-    for command in module.COMMANDS:
-        cli.add_command(command)

@@ -1,60 +1,185 @@
-"""The context object every command shares: settings, services, errors."""
+"""The context object every command shares: settings, the ledger's services, errors.
+
+Light on purpose: a read command on current read models needs only sqlite3, so
+the event store (eventsourcing, pydantic) is loaded only when a command appends
+events or the read models must catch up first.
+"""
 
 from __future__ import annotations
 
 import getpass
 import os
+import sqlite3
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
-from eventsourcing.domain import EventSourcingError
-from pydantic import ValidationError
 
 from benchledger.adapters.publication.queries import Queries
-from benchledger.adapters.store.bootstrap import Services, Settings, build
+from benchledger.adapters.store import ledger_file, read_side
+from benchledger.adapters.store.settings import Settings
 from benchledger.domain.errors import LedgerError
-from benchledger.projections.store import ReadModelStore
+
+if TYPE_CHECKING:
+    from benchledger.adapters.store.bootstrap import Reader, Services
+    from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
+    from benchledger.projections.store import ReadModelStore
 
 
 class LedgerContext:
-    def __init__(self, db: str | None, event_store: str | None) -> None:
+    def __init__(
+        self,
+        db: str | None,
+        event_store: str | None,
+        *,
+        read_only: bool = False,
+        command: str | None = None,
+        creates: bool = False,
+    ) -> None:
         self.settings = Settings.from_env(
-            db_path=Path(db) if db else None, event_store_url=event_store
+            db_path=Path(db) if db else None,
+            event_store_url=event_store,
+            read_only=read_only or None,
         )
+        self.command = command
+        self.creates = creates  # this command may start a new ledger
         self._services: Services | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._current: sqlite3.Connection | None = None  # _conn, once its read models are current
+        self._event_reader: Reader | None = None
         self._snapshot_dir: tempfile.TemporaryDirectory[str] | None = None
         self._snapshots: list[ReadModelStore] = []
 
     @property
+    def path(self) -> Path:
+        return self.settings.db_path
+
+    @property
+    def read_only(self) -> bool:
+        """--read-only (or BENCHLEDGER_READ_ONLY), or a ledger whose location is not writable."""
+        return self.settings.read_only or not ledger_file.location_writable(self.path)
+
+    @property
     def services(self) -> Services:
+        """The ledger for appending events, and its read models; may start a new ledger."""
         if self._services is None:
+            ledger_file.require_writable(
+                self.path, creates=self.creates, event_store=bool(self.settings.event_store_url)
+            )
+            if self.read_only:
+                why = "--read-only" if self.settings.read_only else "its location is not writable"
+                what = f"`{self.command}`" if self.command else "this command"
+                raise ledger_file.ReadOnlyLedgerError(
+                    f"{self.path} is open read-only ({why}), and {what} appends to it"
+                )
+            from eventsourcing.domain import EventSourcingError
+
+            from benchledger.adapters.store.bootstrap import build
+
             try:
                 self._services = build(self.settings)
             except (ValueError, EventSourcingError) as e:
-                where = self.settings.event_store_url or self.settings.db_path
+                where = self.settings.event_store_url or self.path
                 raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
         return self._services
+
+    def read_models(self) -> sqlite3.Connection:
+        """A connection to read models that are current with the event log.
+
+        Checked with plain sqlite3 first; only when they are behind is the event
+        store loaded to bring them current (or, read-only, the lag reported).
+        """
+        if self._services is not None:
+            return self.read_models_after_catch_up()
+        if self._current is None:
+            kind = ledger_file.require_readable(self.path, event_store=self._remote)
+            if self._remote and not self.read_only:
+                # PostgreSQL's head costs a connection anyway, and the file may not exist yet.
+                return self.read_models_after_catch_up()
+            conn = self._connection(kind)
+            lag = read_side.lag(conn, self._event_log_head(conn))
+            if not lag.current:
+                if self.read_only:
+                    raise read_side.behind_error(self.path, lag, remote=self._remote)
+                return self.read_models_after_catch_up()
+            self._current = conn
+        return self._current
+
+    def read_models_after_catch_up(self) -> sqlite3.Connection:
+        services = self.services
+        services.runner.catch_up()
+        return services.store.conn
+
+    def event_log(self) -> tuple[NotificationLog, sqlite3.Connection]:
+        """The stored events, and the read models as they are now (no catch-up)."""
+        if not self.read_only:
+            return self.services.ledger.recorder, self.services.store.conn
+        runner = self._reading_runner()
+        return runner.recorder, runner.store.conn
+
+    @property
+    def _remote(self) -> bool:
+        return bool(self.settings.event_store_url)
+
+    def _connection(self, kind: ledger_file.Kind | None = None) -> sqlite3.Connection:
+        """One connection to the ledger file that cannot change it, as the file is."""
+        if self._conn is None:
+            if kind is None:
+                kind = ledger_file.require_readable(self.path, event_store=self._remote)
+            if kind in (ledger_file.Kind.MISSING, ledger_file.Kind.EMPTY):
+                raise ledger_file.NoLedgerError(
+                    f"no read models at {self.path} yet, and it is open read-only: build them "
+                    "once without --read-only (e.g. `benchledger follow --polls 1`)"
+                )
+            self._conn = ledger_file.connect_read_only(
+                self.path, location_writable=ledger_file.location_writable(self.path)
+            )
+        return self._conn
+
+    def _event_log_head(self, conn: sqlite3.Connection) -> int:
+        if self._remote:
+            return self._reading_runner().head_position()
+        return read_side.event_log_head(conn)
+
+    def _reading_runner(self) -> ProjectionRunner:
+        """Events read without writing anything: for a read-only ledger."""
+        if self._event_reader is None:
+            from benchledger.adapters.store.bootstrap import build_reader
+
+            self._event_reader = build_reader(self.settings, self._connection())
+        return self._event_reader.runner
+
+    def _close_reader(self) -> None:
+        if self._event_reader is not None:
+            self._event_reader.close()
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = self._current = None
+        self._event_reader = None
 
     def queries(self, as_of: str | None = None) -> Queries:
         """Read models, brought up to date with the event log first; or, with `as_of`
         (a position or a timestamp), exactly as they were at that point of the log."""
-        self.services.runner.catch_up()
+        conn = self.read_models()
         if as_of is None:
-            return Queries(self.services.store.conn)
+            return Queries(conn)
+        from benchledger.projections.store import ReadModelStore
+
         position = self.resolve_position(as_of)
         if self._snapshot_dir is None:
             self._snapshot_dir = tempfile.TemporaryDirectory(prefix="benchledger-as-of-")
         store = ReadModelStore(Path(self._snapshot_dir.name) / f"at-{position}.db")
         self._snapshots.append(store)
-        self.services.runner.build_at(position, store)
+        runner = self._reading_runner() if self.read_only else self.services.runner
+        runner.build_at(position, store)
         return Queries(store.conn)
 
     def resolve_position(self, as_of: str) -> int:
         """A ledger position from a position number or an ISO 8601 timestamp."""
-        conn = self.services.store.conn
+        conn = self.read_models()
         head = conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
         if as_of.isdigit():
             position = int(as_of)
@@ -83,6 +208,7 @@ class LedgerContext:
             store.close()
         if self._snapshot_dir is not None:
             self._snapshot_dir.cleanup()
+        self._close_reader()
         if self._services is not None:
             self._services.close()
 
@@ -96,20 +222,25 @@ def actor(by: str | None) -> str:
         return os.environ.get("USER", "unknown")
 
 
-class LedgerGroup(click.Group):
-    """Turns the ledger's expected errors into `Error: ...` and exit 1."""
+def expected_error(e: Exception, ledger: Path | None) -> str | None:
+    """The `Error:` text for a failure the user can act on; None for a bug.
 
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except LedgerError as e:
-            raise click.ClickException(str(e)) from None
-        except EventSourcingError as e:
-            raise click.ClickException(f"event store: {e}") from None
-        except ValidationError as e:
-            first = e.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise click.ClickException(f"field '{field}': {first['msg']}") from None
+    Library errors are recognised through the modules already loaded: an error
+    of a library this process never imported cannot have been raised.
+    """
+    if isinstance(e, LedgerError):
+        return str(e)
+    if isinstance(e, sqlite3.DatabaseError):
+        return f"{ledger}: {e}" if ledger else str(e)
+    events = sys.modules.get("eventsourcing.domain")
+    if events is not None and isinstance(e, events.EventSourcingError):
+        return f"event store: {e}"
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(e, pydantic.ValidationError):
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        return f"field '{field}': {first['msg']}"
+    return None
 
 
 as_of_option = click.option(

@@ -8,8 +8,6 @@ from dataclasses import asdict
 
 import click
 
-from benchledger.adapters.formats import native
-from benchledger.adapters.store.verify import verify as verify_chain
 from benchledger.commands.context import LedgerContext
 from benchledger.commands.output import stderr
 
@@ -56,8 +54,9 @@ def verify(ctx: LedgerContext, as_json: bool) -> None:
     Example:
         benchledger verify
     """
-    services = ctx.services
-    result = verify_chain(services.ledger.recorder, services.store.conn)
+    from benchledger.adapters.store.verify import verify as verify_chain
+
+    result = verify_chain(*ctx.event_log())
     if as_json:
         click.echo(json.dumps(asdict(result)))
     elif result.ok:
@@ -65,13 +64,17 @@ def verify(ctx: LedgerContext, as_json: bool) -> None:
             f"OK: {result.checked} events verified; head position {result.head_position}, "
             f"hash {result.head_sha256}"
         )
-        if result.unchained:
-            stderr(f"{result.unchained} newer events were not chained yet; chaining them now")
     else:
         stderr(f"Error: tampering detected at position {result.bad_position}: {result.problem}")
     if not result.ok:
         raise SystemExit(1)
-    services.runner.catch_up()
+    if result.unchained:
+        later = (
+            "they stay so: the ledger is open read-only" if ctx.read_only else "chaining them now"
+        )
+        stderr(f"{result.unchained} newer events were not chained yet; {later}")
+    if not ctx.read_only:
+        ctx.services.runner.catch_up()
 
 
 @click.command()
@@ -93,8 +96,9 @@ def serve(ctx: LedgerContext, host: str, port: int) -> None:
     """
     from benchledger.adapters.publication.browse import listen
     from benchledger.adapters.publication.browse import serve as serve_datasette
+    from benchledger.adapters.store.ledger_file import location_writable
 
-    ctx.services.runner.catch_up()
+    ctx.read_models()  # current, or an error saying how far behind a read-only ledger is
     path = ctx.settings.db_path
     ctx.close()
     try:
@@ -104,7 +108,7 @@ def serve(ctx: LedgerContext, host: str, port: int) -> None:
     bound = sock.getsockname()[1]
     where = f"[{host}]" if ":" in host else host
     stderr(f"Serving {path} at http://{where}:{bound}/{path.stem} (Ctrl-C to stop)")
-    serve_datasette(path, sock)
+    serve_datasette(path, sock, immutable=not location_writable(path))
 
 
 @click.command()
@@ -149,6 +153,8 @@ def schema() -> None:
     Example:
         benchledger schema > benchledger-run.schema.json
     """
+    from benchledger.adapters.formats import native
+
     click.echo(json.dumps(native.json_schema(), indent=2))
 
 

@@ -335,8 +335,9 @@ def benchmarks(ctx: LedgerContext, registry_path: Path, fmt: str | None) -> None
         benchledger benchmarks --registry benchledger.toml
     """
     registry = load_registry(registry_path)
-    register(ctx.services.ledger, list(registry.benchmarks.values()), registry.path.parent)
-    ctx.services.runner.catch_up()
+    if not ctx.read_only:  # a read-only ledger lists the registry without recording it
+        register(ctx.services.ledger, list(registry.benchmarks.values()), registry.path.parent)
+        ctx.services.runner.catch_up()
     rows = [
         {
             "benchmark": s.id,

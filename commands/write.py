@@ -7,15 +7,17 @@ import sys
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 import click
 
-from benchledger.adapters.demo import build_demo
-from benchledger.adapters.store.importer import FileReport, Importer, discover
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.domain.errors import InputFormatError
+
+if TYPE_CHECKING:
+    from benchledger.adapters.store.importer import FileReport
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -78,6 +80,7 @@ def import_(
         benchledger import big.eval --limit file-size=2GiB
     """
     from benchledger.adapters.formats import limits
+    from benchledger.adapters.store.importer import Importer, discover
 
     try:
         bounds = limits.current().updated(dict(_limit_pair(o) for o in limit_options))
@@ -223,6 +226,8 @@ def demo(ctx: LedgerContext) -> None:
     Example:
         benchledger --db demo.db demo && benchledger --db demo.db runs
     """
+    from benchledger.adapters.demo import build_demo
+
     summary = build_demo(ctx.services.ledger)
     ctx.services.runner.catch_up()
     counts = ctx.queries().counts()

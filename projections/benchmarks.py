@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from benchledger.domain.benchmark import BenchmarkRegistered, HighScoreReferenced
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso
 
 REGISTER = (
@@ -25,7 +26,7 @@ HISTORY = (
 
 class BenchmarksProjection(Projection):
     name = "benchmarks"
-    version = 1
+    version = versions.version(name)
     tables = (
         Table(
             "benchmarks",

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pydantic_core import to_json
 
 from benchledger.domain.run import CellsRecorded
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table
 
 INSERT = "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics) VALUES (?, ?, ?, ?, ?)"
@@ -14,7 +15,7 @@ INSERT = "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics) VALUES (?
 
 class CellsProjection(Projection):
     name = "cells"
-    version = 1
+    version = versions.version(name)
     tables = (
         Table(
             "cells",

@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from benchledger.domain.errors import TamperError
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table
 
 GENESIS = "0" * 64
@@ -26,7 +27,7 @@ def link(previous: str, event_sha256: str) -> str:
 
 class ChainProjection(Projection):
     name = "chain"
-    version = 1
+    version = versions.version(name)
     tables = (
         Table(
             "chain",

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from benchledger.domain.run import CellsRecorded
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso
 
 INSERT = (
@@ -15,7 +16,7 @@ INSERT = (
 
 class EventsProjection(Projection):
     name = "events"
-    version = 2
+    version = versions.version(name)
     tables = (
         Table(
             "events",

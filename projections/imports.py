@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from benchledger.domain.result_import import ResultFileImported
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso, uid
 
 INSERT = (
@@ -15,7 +16,7 @@ INSERT = (
 
 class ImportsProjection(Projection):
     name = "imports"
-    version = 1
+    version = versions.version(name)
     tables = (
         Table(
             "imports",

@@ -21,6 +21,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 ROW: dict[str, type] = {
@@ -109,7 +110,7 @@ def _set(column: str) -> str:
 
 class LatestProjection(Projection):
     name = "latest"
-    version = 3
+    version = versions.version(name)
     tables = (
         Table("candidates", CANDIDATE, pk=("run_id",), indexes=(("benchmark", "agent"),)),
         Table("latest", ROW, pk=("benchmark", "agent")),

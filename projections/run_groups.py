@@ -11,6 +11,7 @@ from benchledger.domain.run_group import (
     RunGroupClosed,
     RunGroupOpened,
 )
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 INSERT = (
@@ -32,7 +33,7 @@ NOT_RUN = (
 
 class RunGroupsProjection(Projection):
     name = "run_groups"
-    version = 3
+    version = versions.version(name)
     tables = (
         Table(
             "run_groups",

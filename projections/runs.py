@@ -15,6 +15,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
 
 COLUMNS: dict[str, type] = {
@@ -114,7 +115,7 @@ CORRECT = (
 
 class RunsProjection(Projection):
     name = "runs"
-    version = 3
+    version = versions.version(name)
     tables = (
         Table(
             "runs",

@@ -8,6 +8,7 @@ swaps them in with one transaction, so a reader never sees half a table.
 from __future__ import annotations
 
 import fcntl
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,8 +18,8 @@ from typing import Any
 import sqlite_utils
 
 from benchledger.projections.base import Envelope, Projection, Table, group_changes
+from benchledger.projections.versions import STATE_TABLE
 
-STATE_TABLE = "_projection_state"
 REBUILD_SUFFIX = "__rebuild"
 
 
@@ -33,12 +34,13 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
 
 
 class ReadModelStore:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, conn: sqlite3.Connection | None = None) -> None:
+        """The read models in `path`; over `conn` (e.g. a read-only one) if given, as they are."""
         self.path = Path(path)
-        self.conn = connect(self.path)
+        self.conn = conn or connect(self.path)
         self.db = sqlite_utils.Database(self.conn)
         self._in_transaction = False
-        if not self.db[STATE_TABLE].exists():
+        if conn is None and not self.db[STATE_TABLE].exists():
             self.conn.execute(
                 f"CREATE TABLE IF NOT EXISTS [{STATE_TABLE}] "
                 "(projection TEXT PRIMARY KEY, version INTEGER NOT NULL, "
@@ -65,14 +67,21 @@ class ReadModelStore:
 
     @contextmanager
     def rebuild_lock(self) -> Iterator[None]:
-        """One rebuild at a time per ledger file; the OS drops it if the holder dies."""
-        lock_path = self.path.with_name(self.path.name + ".rebuild-lock")
-        with open(lock_path, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        """One rebuild at a time; the OS drops the lock if its holder dies.
+
+        The lock is taken on the ledger's directory, so nothing is left beside the
+        ledger; rebuilds of other ledgers in that directory wait too, which is rare
+        and short. Not on the ledger file itself: SQLite locks it with POSIX locks,
+        and a process loses those when it closes *any* descriptor of the file, so
+        opening and closing the file here would release the locks of this process's
+        own SQLite connections.
+        """
+        descriptor = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)  # releases the lock
 
     def states(self) -> dict[str, tuple[int, int]]:
         rows = self.conn.execute(f"SELECT projection, version, position FROM [{STATE_TABLE}]")

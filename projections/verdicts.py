@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 
 from benchledger.domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
+from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json
 
 GATE = (
@@ -34,7 +35,7 @@ COMPARISON_ROW = (
 
 class VerdictsProjection(Projection):
     name = "verdicts"
-    version = 1
+    version = versions.version(name)
     tables = (
         Table(
             "gate_verdicts",

@@ -72,3 +72,11 @@ def leased_run(started_at: Any, lease_expires_at: Any) -> Any:
     run = run_model.mutate(event, None)
     assert run is not None
     return run
+
+
+def create_empty_ledger(db: Path) -> Path:
+    """A ledger that holds no event yet (read commands refuse a path with no ledger)."""
+    from benchledger.adapters.store.bootstrap import Settings, build
+
+    build(Settings(db_path=db)).close()
+    return db

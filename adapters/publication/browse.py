@@ -43,11 +43,14 @@ def metadata_for(db_path: Path) -> dict[str, Any]:
     return metadata
 
 
-def datasette_for(db_path: Path) -> Datasette:
+def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:
+    """Datasette over the ledger; `immutable` where its location is read-only, as a WAL
+    file there cannot be opened by a reader that needs to create its -shm file."""
     plugins = CONFIG_DIR / "plugins"
     templates = CONFIG_DIR / "templates"
     return Datasette(
-        [str(db_path)],
+        [] if immutable else [str(db_path)],
+        immutables=[str(db_path)] if immutable else [],
         metadata=metadata_for(db_path),
         plugins_dir=str(plugins) if plugins.is_dir() else None,
         template_dir=str(templates) if templates.is_dir() else None,
@@ -61,9 +64,10 @@ def listen(host: str, port: int) -> socket.socket:
     return socket.create_server((host, port), family=family, backlog=128)
 
 
-def serve(db_path: Path, sock: socket.socket) -> None:
+def serve(db_path: Path, sock: socket.socket, *, immutable: bool = False) -> None:
     """Serve Datasette on a socket that is already listening, until interrupted."""
     import uvicorn
 
-    config = uvicorn.Config(datasette_for(db_path).app(), log_level="warning")
+    app = datasette_for(db_path, immutable=immutable).app()
+    config = uvicorn.Config(app, log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])

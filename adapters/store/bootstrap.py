@@ -3,39 +3,23 @@
 from __future__ import annotations
 
 import hashlib
-import os
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.utils import get_topic
 
 from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTranscoder
-from benchledger.adapters.store.projection_runner import ProjectionRunner
+from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
+from benchledger.adapters.store.readonly import ReadOnlyRecorder
+from benchledger.adapters.store.settings import DEFAULT_DB, Settings
 from benchledger.domain.ledger import Ledger
 from benchledger.projections.registry import all_projections
 from benchledger.projections.store import ReadModelStore
 
-DEFAULT_DB = "ledger.db"
-
-
-@dataclass(frozen=True)
-class Settings:
-    db_path: Path = Path(DEFAULT_DB)
-    event_store_url: str | None = None
-    lock_timeout_seconds: int = 60
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> Settings:
-        values: dict[str, Any] = {
-            "db_path": Path(os.environ.get("BENCHLEDGER_DB", DEFAULT_DB)),
-            "event_store_url": os.environ.get("BENCHLEDGER_EVENT_STORE") or None,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+__all__ = ["DEFAULT_DB", "Services", "Settings", "build", "build_reader", "event_store_env"]
 
 
 def shown_url(url: str) -> str:
@@ -140,14 +124,42 @@ class Services:
         self.close()
 
 
-def build(settings: Settings) -> Services:
-    settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+def open_ledger(settings: Settings) -> Ledger:
     env = event_store_env(settings)
-    if env["PERSISTENCE_MODULE"] == "eventsourcing.postgres":
-        with tables_created_one_at_a_time(env):
-            ledger = Ledger(env=env)
-    else:
-        ledger = Ledger(env=env)
+    if env["PERSISTENCE_MODULE"] != "eventsourcing.postgres":
+        return Ledger(env=env)
+    with tables_created_one_at_a_time(env):
+        return Ledger(env=env)
+
+
+def build(settings: Settings) -> Services:
+    ledger = open_ledger(settings)
     store = ReadModelStore(settings.db_path)
     runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
     return Services(settings=settings, ledger=ledger, store=store, runner=runner)
+
+
+@dataclass
+class Reader:
+    """Folds events without writing the ledger: `as_of` snapshots and verify, read-only."""
+
+    runner: ProjectionRunner
+    ledger: Ledger | None = None  # the PostgreSQL application whose recorder it reads
+
+    def close(self) -> None:
+        if self.ledger is not None:
+            self.ledger.close()
+
+
+def build_reader(settings: Settings, conn: sqlite3.Connection) -> Reader:
+    """Reads events through `conn` (SQLite) or from PostgreSQL; writes nothing to the file."""
+    recorder: NotificationLog
+    ledger = None
+    if settings.event_store_url:
+        ledger = open_ledger(settings)
+        recorder = ledger.recorder
+    else:
+        recorder = ReadOnlyRecorder(conn)
+    mapper = PydanticMapper(transcoder=PydanticTranscoder())
+    store = ReadModelStore(settings.db_path, conn=conn)
+    return Reader(ProjectionRunner(recorder, mapper, store, all_projections()), ledger)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-from eventsourcing.persistence import ApplicationRecorder, Mapper, Notification
+from eventsourcing.persistence import Mapper, Notification
 
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
@@ -18,10 +18,26 @@ PAGE = 200
 Progress = Callable[[int], None]
 
 
+class NotificationLog(Protocol):
+    """What the read side needs of an event store's recorder."""
+
+    def max_notification_id(self) -> int | None: ...
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]: ...
+
+
 class ProjectionRunner:
     def __init__(
         self,
-        recorder: ApplicationRecorder,
+        recorder: NotificationLog,
         mapper: Mapper[Any],
         store: ReadModelStore,
         projections: Sequence[Projection],

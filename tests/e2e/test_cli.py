@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
 from tests.conftest import Invoke
+from tests.helpers import run_json, write_json
 
 
 @pytest.fixture
@@ -132,7 +133,9 @@ class TestOperating:
 
 def all_commands() -> list[tuple[str, click.Command]]:
     assert isinstance(cli, click.Group)
-    return sorted(cli.commands.items())
+    ctx = click.Context(cli)
+    commands = [(name, cli.get_command(ctx, name)) for name in cli.list_commands(ctx)]
+    return [(name, command) for name, command in commands if command is not None]
 
 
 @pytest.mark.parametrize(("name", "command"), all_commands())
@@ -148,8 +151,13 @@ def test_the_db_option_and_environment_variable_choose_the_file(tmp_path: Path) 
     result = CliRunner().invoke(cli, ["schema"], env={"BENCHLEDGER_DB": str(target)})
     assert result.exit_code == 0
     result = CliRunner().invoke(cli, ["runs", "--json"], env={"BENCHLEDGER_DB": str(target)})
-    assert result.exit_code == 0 and json.loads(result.stdout) == []
-    assert target.exists()
+    assert result.exit_code == 1 and f"no ledger at {target}" in result.stderr
+    assert not target.exists()
+    path = write_json(tmp_path / "run.json", run_json())
+    env = {"BENCHLEDGER_DB": str(target)}
+    assert CliRunner().invoke(cli, ["import", str(path)], env=env).exit_code == 0
+    result = CliRunner().invoke(cli, ["runs", "--json"], env=env)
+    assert result.exit_code == 0 and len(json.loads(result.stdout)) == 1
 
 
 def test_an_unreachable_event_store_is_an_error_not_a_traceback(invoke: Invoke) -> None:

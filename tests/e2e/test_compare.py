@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Invoke
-from tests.helpers import run_json, write_json
+from tests.helpers import create_empty_ledger, run_json, write_json
 
 Add = Callable[..., None]
 
@@ -260,7 +260,8 @@ class TestRecording:
         assert invoke("view-comparison", comparison_id, "--json").stdout == as_json
         assert compared(invoke, "--a", A, "--b", B)["rows"][0]["winner"] == "A"
 
-    def test_an_unknown_comparison_is_an_error(self, invoke: Invoke) -> None:
+    def test_an_unknown_comparison_is_an_error(self, invoke: Invoke, db: Path) -> None:
+        create_empty_ledger(db)
         result = invoke("view-comparison", "cmp_nope", expect=1)
         assert result.stderr.startswith("Error: no comparison 'cmp_nope'")
 

@@ -12,7 +12,7 @@ import pytest
 
 from benchledger.adapters.publication.viewer_export import ViewerExport
 from tests.conftest import Invoke
-from tests.helpers import run_json, write_json
+from tests.helpers import create_empty_ledger, run_json, write_json
 
 NUM = (int, float)
 NONE = type(None)
@@ -642,8 +642,9 @@ class TestEveryExportIsTraceable:
         assert latency["metrics"]["log"] == "wrote result.json"
 
     def test_an_empty_ledger_exports_an_empty_index_at_position_0(
-        self, invoke: Invoke, tmp_path: Path
+        self, invoke: Invoke, tmp_path: Path, db: Path
     ) -> None:
+        create_empty_ledger(db)
         receipt = export_latest(invoke, tmp_path / "export")
         index = read(tmp_path / "export" / "latest" / "index.json")
         assert receipt["position"] == index["ledger_position"] == 0

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Invoke
-from tests.helpers import run_json, write_json
+from tests.helpers import create_empty_ledger, run_json, write_json
 
 
 @pytest.fixture
@@ -165,7 +165,8 @@ class TestABlockedReview:
         assert "| latest_readiness | blocked | 2 findings |" in card
         assert recorded_reviews(demo)[0]["scope"]["include"] == ["bfcl", "gaia"]
 
-    def test_no_latest_rows_blocks(self, invoke: Invoke, tmp_path: Path) -> None:
+    def test_no_latest_rows_blocks(self, invoke: Invoke, tmp_path: Path, db: Path) -> None:
+        create_empty_ledger(db)
         review(invoke, tmp_path / "r", expect=1)
         manifest, _ = package(tmp_path / "r")
         assert ("review", "no_latest_rows") in {

@@ -267,7 +267,11 @@ class Workspace:
         return recovered
 
     def running_run(self) -> dict[str, Any] | None:
-        rows = [r for r in self.read_json("runs") if r["status"] == "running"]
+        result = self.invoke("runs", "--json", expect=None)
+        if result.exit_code != 0:
+            assert "no ledger at" in result.stderr  # the run has not created it yet
+            return None
+        rows = [r for r in json.loads(result.stdout) if r["status"] == "running"]
         return rows[0] if rows else None
 
     def renewed(self, run_id: str) -> bool:

@@ -14,7 +14,7 @@ import pytest
 from benchledger.adapters.publication import gates
 from benchledger.adapters.publication.publication import Publication
 from tests.conftest import Invoke
-from tests.helpers import run_json, write_json
+from tests.helpers import create_empty_ledger, run_json, write_json
 
 _keys = itertools.count()
 
@@ -160,7 +160,8 @@ class TestComparability:
             ("gaia", "missing_required_latest_rows", "hermes")
         ]
 
-    def test_an_empty_scope_has_no_benchmarks(self, invoke: Invoke) -> None:
+    def test_an_empty_scope_has_no_benchmarks(self, invoke: Invoke, db: Path) -> None:
+        create_empty_ledger(db)
         verdict = gate(invoke, "comparability", expect=1)
         assert reasons(verdict) == [("benchmarks", "no_selected_benchmarks")]
 

@@ -176,3 +176,29 @@ def test_concurrent_catch_ups_apply_each_event_exactly_once(db: Path) -> None:
             conn.execute("SELECT count(*) FROM events").fetchone()
             == conn.execute("SELECT count(*) FROM stored_events").fetchone()
         )
+
+
+def _rebuild(db: str, barrier: Any) -> None:
+    with build(Settings(db_path=Path(db))) as services:
+        barrier.wait()
+        services.runner.rebuild()
+
+
+def test_concurrent_rebuilds_take_turns_and_leave_no_lock_file(db: Path) -> None:
+    with build(Settings(db_path=db)) as services:
+        for i in range(10):
+            import_record(services, record(i, 300), f"f{i}")
+        services.runner.catch_up()
+    before = dump(db)
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(3)
+    procs = [ctx.Process(target=_rebuild, args=(str(db), barrier)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    assert dump(db) == before
+    # (-wal and -shm belong to SQLite while this test's own connections are open.)
+    beside = {p.name for p in db.parent.iterdir()} - {"ledger.db-wal", "ledger.db-shm"}
+    assert beside == {"ledger.db"}

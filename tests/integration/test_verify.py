@@ -5,6 +5,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.conftest import Invoke
+from tests.ledgers import append_unprojected_runs
 
 
 def flip_one_byte(db: Path, position: int) -> None:
@@ -77,3 +78,31 @@ class TestRebuildCannotLaunderTampering:
         invoke("demo")
         invoke("rebuild", "--projection", "runs")
         invoke("verify")
+
+
+class TestVerifyAsTheFirstCommand:
+    def test_a_ledger_whose_read_models_were_never_built_verifies(
+        self, invoke: Invoke, db: Path
+    ) -> None:
+        appended = append_unprojected_runs(db, count=3)
+        first = json.loads(invoke("verify", "--json").stdout)
+        assert first["ok"] and first["checked"] == 0 and first["unchained"] == appended
+        assert first["head_position"] == appended
+        again = json.loads(invoke("verify", "--json").stdout)
+        assert again["checked"] == again["head_position"] == appended and again["unchained"] == 0
+        assert again["head_sha256"] == first["head_sha256"]
+
+    def test_the_hash_printed_is_the_chain_hash_at_the_position_printed(
+        self, invoke: Invoke, db: Path
+    ) -> None:
+        invoke("demo")
+        appended = append_unprojected_runs(db, count=2)
+        result = invoke("verify")
+        head_position, head_hash = result.stdout.split("head position ")[1].split(", hash ")
+        assert f"{appended} newer events were not chained yet" in result.stderr
+        with sqlite3.connect(db) as conn:  # verify chained them afterwards
+            (recorded,) = conn.execute(
+                "SELECT chain_sha256 FROM chain WHERE position = ?", (int(head_position),)
+            ).fetchone()
+            (store_head,) = conn.execute("SELECT max(rowid) FROM stored_events").fetchone()
+        assert int(head_position) == store_head and head_hash.strip() == recorded

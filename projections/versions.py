@@ -1,0 +1,30 @@
+"""Each read model's version and tables, readable without importing any projection.
+
+A command checks with plain sqlite3 whether the read models are current, so it
+need not load the event classes; the projections take their versions from here
+(and a test checks the table names agree), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+# name -> (version, tables), in the order the projections are applied.
+READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
+    "events": (2, ("events",)),
+    "chain": (1, ("chain",)),
+    "run_groups": (3, ("run_groups", "skips")),
+    "runs": (3, ("runs",)),
+    "cells": (1, ("cells",)),
+    "benchmarks": (1, ("benchmarks", "high_scores")),
+    "imports": (1, ("imports",)),
+    "latest": (3, ("candidates", "latest", "quarantine", "baselines")),
+    "verdicts": (
+        1,
+        ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),
+    ),
+}
+
+STATE_TABLE = "_projection_state"
+
+
+def version(name: str) -> int:
+    return READ_MODELS[name][0]

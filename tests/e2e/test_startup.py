@@ -1,0 +1,120 @@
+"""Fast start: commands load lazily, and a current ledger is read without the event store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from benchledger.commands import cli as cli_module
+from benchledger.commands.cli import COMMANDS, cli
+from benchledger.projections.registry import all_projections
+from benchledger.projections.versions import READ_MODELS
+from tests.ledgers import append_unprojected_runs, build_demo
+
+HEAVY = ("pydantic", "eventsourcing", "sqlite_utils", "datasette", "yaml")
+
+# Runs the CLI in a fresh interpreter, then prints which heavy packages it loaded.
+PROBE = """
+import json, sys
+from benchledger.commands.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+heavy = {heavy!r}
+print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy))), file=sys.stderr)
+"""
+
+
+def loaded_heavy_modules(*args: str, cwd: Path) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def demo_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo(tmp_path_factory.mktemp("demo") / "ledger.db")
+
+
+class TestWhatACommandLoads:
+    def test_version_loads_neither_pydantic_nor_the_event_store(self, tmp_path: Path) -> None:
+        assert loaded_heavy_modules("--version", cwd=tmp_path) == []
+
+    def test_help_loads_no_heavy_module(self, tmp_path: Path) -> None:
+        assert loaded_heavy_modules("--help", cwd=tmp_path) == []
+
+    def test_runs_on_a_current_ledger_loads_no_heavy_module(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        assert loaded_heavy_modules("--db", str(demo_ledger), "runs", cwd=tmp_path) == []
+
+    def test_runs_on_a_ledger_behind_its_events_catches_up_first(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        append_unprojected_runs(db)
+        result = CliRunner().invoke(cli, ["--db", str(db), "runs", "--agent", "late-agent"])
+        assert result.exit_code == 0 and "late-agent" in result.stdout
+
+
+def every_command() -> dict[str, click.Command]:
+    found: dict[str, click.Command] = {}
+    for module in sorted({m for m, _ in COMMANDS.values()}):
+        imported = __import__(f"benchledger.commands.{module}", fromlist=["COMMANDS"])
+        found.update({c.name or "": c for c in imported.COMMANDS})
+    return found
+
+
+class TestTheLazyCommandTable:
+    def test_names_every_command_of_every_command_module_once(self) -> None:
+        assert sorted(every_command()) == sorted(COMMANDS)
+
+    def test_its_help_lines_are_the_commands_own(self) -> None:
+        for name, command in every_command().items():
+            assert COMMANDS[name][1] == command.get_short_help_str(1000), name
+
+    def test_help_lists_every_command_with_its_help_line(self) -> None:
+        result = CliRunner().invoke(cli, ["--help"])
+        assert result.exit_code == 0
+        listed = result.stdout.split("Commands:")[1]
+        for name, (_, line) in COMMANDS.items():
+            assert f"  {name}  " in listed or f"  {name}\n" in listed, name
+            first_words = " ".join(line.split()[:2])
+            assert first_words in listed, name
+
+    def test_every_command_has_help_text_with_an_example(self) -> None:
+        for name, command in every_command().items():
+            assert command.help and "Example:" in command.help, name
+            result = CliRunner().invoke(cli, [name, "--help"])
+            assert result.exit_code == 0 and "Example:" in result.stdout, name
+
+    def test_an_unknown_command_is_a_usage_error(self) -> None:
+        result = CliRunner().invoke(cli, ["no-such-command"])
+        assert result.exit_code == 2 and "No such command" in result.stderr
+
+    def test_commands_that_start_a_ledger_exist(self) -> None:
+        assert set(COMMANDS) >= cli_module.CREATES
+
+
+class TestReadModelVersions:
+    def test_the_cheap_table_agrees_with_the_projections(self) -> None:
+        projections = all_projections()
+        assert [p.name for p in projections] == list(READ_MODELS)
+        for p in projections:
+            version, tables = READ_MODELS[p.name]
+            assert p.version == version, p.name
+            assert tuple(t.name for t in p.tables) == tables, p.name

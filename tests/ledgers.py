@@ -1,0 +1,65 @@
+"""Ledgers in particular states, built once and copied: a demo, and events not yet projected."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from benchledger.commands.cli import cli
+
+
+def build_demo(db: Path) -> Path:
+    result = CliRunner().invoke(cli, ["--db", str(db), "demo"])
+    assert result.exit_code == 0, result.stderr
+    return db
+
+
+def copy_ledger(source: Path, target: Path) -> Path:
+    shutil.copyfile(source, target)
+    return target
+
+
+def append_unprojected_runs(db: Path, count: int = 1, name: str = "late") -> int:
+    """Append runs as another process would, without folding them into the read models.
+
+    Returns how many events were appended.
+    """
+    from benchledger.adapters.store.bootstrap import Settings, event_store_env
+    from benchledger.domain.ledger import Ledger
+    from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile
+    from benchledger.domain.signatures import sha256_hex
+
+    ledger = Ledger(env=event_store_env(Settings(db_path=db)))
+    try:
+        before = ledger.recorder.max_notification_id() or 0
+        for i in range(count):
+            record = RunRecord(
+                header=RunHeader(
+                    run_key=f"{name}-{i}",
+                    benchmark="bfcl",
+                    agent="late-agent",
+                    model="m",
+                    status="succeeded",
+                    score=0.5,
+                ),
+                cells=(Cell(key="k", outcome="passed", score=1.0),),
+            )
+            data = record.model_dump_json().encode()
+            source = SourceFile(
+                path=f"{name}-{i}.json", sha256=sha256_hex(data), size=len(data), format="native"
+            )
+            ledger.import_runs("native", source, [record])
+        return (ledger.recorder.max_notification_id() or 0) - before
+    finally:
+        ledger.close()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
