@@ -77,12 +77,13 @@ class LedgerContext:
                 )
             from eventsourcing.domain import EventSourcingError
 
-            from benchledger.adapters.store.bootstrap import build
+            from benchledger.adapters.store.bootstrap import build, shown_url
 
             try:
                 self._services = build(self.settings)
             except (ValueError, EventSourcingError) as e:
-                where = self.settings.event_store_url or self.path
+                url = self.settings.event_store_url
+                where = shown_url(url) if url else self.path
                 raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
         return self._services
 

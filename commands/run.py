@@ -366,7 +366,7 @@ def inventory(registry_path: Path, fmt: str | None) -> None:
         benchledger inventory
     """
     registry = load_registry(registry_path)
-    gaps = check_inventory(registry, formats.FORMATS.keys())
+    gaps = check_inventory(registry, formats.NAMES)
     emit([asdict(g) for g in gaps], fmt, columns=["benchmark", "problem"])
     if gaps:
         stderr(f"{len(gaps)} gaps in {registry.path.name}")

@@ -12,21 +12,12 @@ version of the result.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from benchledger.adapters.formats import (
-    alwm,
-    inspect_ai,
-    junit,
-    kept,
-    lm_eval,
-    native,
-    orchestrator,
-    swebench,
-    terminal_bench,
-)
+from benchledger.adapters.formats import kept
 from benchledger.domain.errors import InputFormatError, UnknownFormatError
 from benchledger.domain.records import RunRecord, SkipRecord
 
@@ -45,10 +36,28 @@ class Format(Protocol):
 
 
 # Most specific first: the native format names itself; harness formats sniff shapes.
-FORMATS: dict[str, Format] = {
-    module.NAME: module
-    for module in (native, orchestrator, alwm, swebench, lm_eval, inspect_ai, junit, terminal_bench)
-}
+# Each name is its module's name; a module is imported when first needed, so importing
+# a native file (or starting any command) does not pay for building every parser.
+NAMES = (
+    "native",
+    "orchestrator",
+    "alwm",
+    "swebench",
+    "lm_eval",
+    "inspect_ai",
+    "junit",
+    "terminal_bench",
+)
+
+
+def load(name: str) -> Format:
+    fmt = cast(Format, importlib.import_module(f"{__name__}.{name}"))
+    assert name == fmt.NAME, f"format module {name} names itself {fmt.NAME}"
+    return fmt
+
+
+def all_formats() -> list[Format]:
+    return [load(name) for name in NAMES]
 
 
 def parse(
@@ -76,18 +85,18 @@ def members(fmt: Format, path: Path) -> list[Path]:
 
 def detect(path: Path, data: bytes) -> Format:
     head = data[:4096]
-    for fmt in FORMATS.values():
+    for name in NAMES:
+        fmt = load(name)
         if fmt.detect(path, head):
             return fmt
     raise UnknownFormatError(
-        str(path), f"not a known result format (known: {', '.join(sorted(FORMATS))})"
+        str(path), f"not a known result format (known: {', '.join(sorted(NAMES))})"
     )
 
 
 def by_name(name: str) -> Format:
-    try:
-        return FORMATS[name]
-    except KeyError:
+    if name not in NAMES:
         raise InputFormatError(
-            "--format", f"unknown format '{name}' (known: {', '.join(sorted(FORMATS))})"
-        ) from None
+            "--format", f"unknown format '{name}' (known: {', '.join(sorted(NAMES))})"
+        )
+    return load(name)

@@ -63,7 +63,7 @@ class TestWhatIsClaimed:
         for path in sorted(p for p in VORFLUX.rglob("*") if p.is_file()):
             others = [
                 f.NAME
-                for f in formats.FORMATS.values()
+                for f in formats.all_formats()
                 if f.NAME != terminal_bench.NAME and f.detect(path, path.read_bytes()[:4096])
             ]
             assert others == [], path
@@ -207,11 +207,7 @@ class TestMutatedRealSubmissions:
 
 
 class TestImportingTheCorpus:
-    def test_the_cli_imports_each_submission_once(
-        self, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        # Until adapters/formats/__init__.py registers the module, register it here.
-        monkeypatch.setitem(formats.FORMATS, terminal_bench.NAME, terminal_bench)
+    def test_the_cli_imports_each_submission_once(self, invoke: Invoke) -> None:
         reports = json.loads(invoke("import", str(ROOT), "--json").stdout)
         states = {r["path"]: r["state"] for r in reports}
         imported = sorted(Path(p).parent.parent.name for p, s in states.items() if s == "imported")

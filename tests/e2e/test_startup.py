@@ -49,6 +49,43 @@ def demo_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo(tmp_path_factory.mktemp("demo") / "ledger.db")
 
 
+FORMAT_PROBE = """
+import sys
+from benchledger.commands.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+prefix = "benchledger.adapters.formats."
+parsers = {m.removeprefix(prefix).split("_")[0] for m in sys.modules if m.startswith(prefix)}
+print(" ".join(sorted(parsers)), file=sys.stderr)
+"""
+
+
+class TestWhatAnImportLoads:
+    def test_a_native_file_loads_no_harness_parser(self, tmp_path: Path) -> None:
+        from tests.helpers import run_json, write_json
+
+        path = write_json(tmp_path / "run.json", run_json())
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                FORMAT_PROBE,
+                "--db",
+                str(tmp_path / "l.db"),
+                "import",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        loaded = set(result.stderr.strip().splitlines()[-1].split())
+        assert "native" in loaded
+        assert loaded.isdisjoint({"alwm", "swebench", "lm", "inspect", "orchestrator", "junit"})
+
+
 class TestWhatACommandLoads:
     def test_version_loads_neither_pydantic_nor_the_event_store(self, tmp_path: Path) -> None:
         assert loaded_heavy_modules("--version", cwd=tmp_path) == []
