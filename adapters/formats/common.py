@@ -237,3 +237,25 @@ def _line_of(text: str, pattern: re.Pattern[str], *, nth: int = 1) -> int | None
         if i == nth:
             return text.count("\n", 0, match.start()) + 1
     return None
+
+
+class DistinctKeys:
+    """Cell keys made unique in document order: a repeat of `k` becomes `k#2`, `k#3`...,
+    skipping any such key that the source itself uses."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+        self._repeats: dict[str, int] = {}
+
+    def key(self, base: str) -> str:
+        key, n = base, self._repeats.get(base, 1)
+        while key in self._used:
+            n += 1
+            key = f"{base}#{n}"
+        self._repeats[base] = n
+        self._used.add(key)
+        return key
+
+    def repeated(self) -> int:
+        """How many base keys occurred more than once."""
+        return sum(1 for n in self._repeats.values() if n > 1)

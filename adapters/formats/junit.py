@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from benchledger.adapters.formats.common import DistinctKeys
 from benchledger.adapters.formats.junit_xml import Case, Report, read_report
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord, SkipRecord
@@ -112,19 +113,12 @@ def _cells(cases: list[Case], quirks: list[str]) -> list[Cell]:
     by_suite = any(len(suites) > 1 for suites in suites_of.values())
     if by_suite:
         quirks.append("the same tests appear in several suites: cell keys name the suite")
-    used: set[str] = set()
-    repeats: dict[str, int] = {}
+    keys = DistinctKeys()
     cells = []
     for case in cases:
         base = f"{case.suite}::{_key(case)}" if by_suite else _key(case)
-        key, n = base, repeats.get(base, 1)
-        while key in used:
-            n += 1
-            key = f"{base}#{n}"
-        repeats[base] = n
-        used.add(key)
-        cells.append(_cell(key, case))
-    repeated = sum(1 for n in repeats.values() if n > 1)
+        cells.append(_cell(keys.key(base), case))
+    repeated = keys.repeated()
     if repeated:
         quirks.append(
             f"{repeated} testcases reported more than once: each kept, keys numbered #2, #3..."

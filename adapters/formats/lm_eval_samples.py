@@ -23,7 +23,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from benchledger.adapters.formats.common import loads, read_bytes
+from benchledger.adapters.formats.common import DistinctKeys, loads, read_bytes
 from benchledger.adapters.formats.lm_eval_document import (
     field_error,
     json_safe,
@@ -99,17 +99,11 @@ def validate_line(name: str, obj: Any, *, line: int | None, field: str = "") -> 
 
 def cells(lines: Sequence[SampleLine], head: Headline | None, names: list[str]) -> list[Cell]:
     several_filters = len({line.filter for line in lines}) > 1
-    used: set[str] = set()
-    repeats: dict[str, int] = {}
+    keys = DistinctKeys()
     out = []
     for line in lines:
         base = f"{line.doc_id}/{line.filter or 'none'}" if several_filters else str(line.doc_id)
-        key, n = base, repeats.get(base, 1)
-        while key in used:
-            n += 1
-            key = f"{base}#{n}"
-        repeats[base] = n
-        used.add(key)
+        key = keys.key(base)
         extra = line.model_extra or {}
         logged = [m for m in line.metrics or () if isinstance(m, str)]
         metrics: dict[str, Any] = {
