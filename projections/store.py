@@ -33,6 +33,25 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def prepare_new_file(path: Path) -> None:
+    """Give a ledger file that does not exist yet (or is empty) incremental auto-vacuum.
+
+    Rebuilds drop whole tables; with this setting their pages can be handed back to
+    the file system (`reclaim_free_pages`) instead of only being reused. It can only
+    be chosen before the first table exists: switching later needs a VACUUM, which may
+    renumber the event store's rowids (its notification ids), so older ledgers keep
+    reusing freed pages, which bounds their size as well.
+    """
+    if path.exists() and path.stat().st_size > 0:
+        return
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("PRAGMA journal_mode = WAL")  # writes the header, and the setting
+    finally:
+        conn.close()
+
+
 class ReadModelStore:
     def __init__(self, path: Path | str, *, conn: sqlite3.Connection | None = None) -> None:
         """The read models in `path`; over `conn` (e.g. a read-only one) if given, as they are."""
@@ -82,6 +101,14 @@ class ReadModelStore:
             yield
         finally:
             os.close(descriptor)  # releases the lock
+
+    def reclaim_free_pages(self) -> None:
+        """Return the pages a rebuild freed to the file system (a no-op on files
+        without incremental auto-vacuum, which reuse them instead)."""
+        assert not self._in_transaction
+        # execute() steps a statement once, and this pragma frees one page per step;
+        # executescript() runs it to the end.
+        self.conn.executescript("PRAGMA incremental_vacuum;")
 
     def states(self) -> dict[str, tuple[int, int]]:
         rows = self.conn.execute(f"SELECT projection, version, position FROM [{STATE_TABLE}]")

@@ -17,7 +17,7 @@ from benchledger.adapters.store.readonly import ReadOnlyRecorder
 from benchledger.adapters.store.settings import DEFAULT_DB, Settings
 from benchledger.domain.ledger import Ledger
 from benchledger.projections.registry import all_projections
-from benchledger.projections.store import ReadModelStore
+from benchledger.projections.store import ReadModelStore, prepare_new_file
 
 __all__ = ["DEFAULT_DB", "Services", "Settings", "build", "build_reader", "event_store_env"]
 
@@ -133,6 +133,8 @@ def open_ledger(settings: Settings) -> Ledger:
 
 
 def build(settings: Settings) -> Services:
+    if not settings.event_store_url:
+        prepare_new_file(settings.db_path)
     ledger = open_ledger(settings)
     store = ReadModelStore(settings.db_path)
     runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())

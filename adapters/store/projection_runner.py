@@ -120,7 +120,9 @@ class ProjectionRunner:
         """Fold the whole log into fresh tables, then swap them in atomically."""
         targets = self.by_name(names)
         with self.store.rebuild_lock():
-            return self._rebuild(targets, progress)
+            count = self._rebuild(targets, progress)
+            self.store.reclaim_free_pages()
+            return count
 
     def _rebuild(self, targets: list[Projection], progress: Progress | None) -> int:
         with gc_paused():  # decoding happens in the page iterator, outside each write
