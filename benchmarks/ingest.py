@@ -27,6 +27,8 @@ from workload import (
     RUNS_INSERT,
     connect_wal,
     db_bytes,
+    encode_metrics,
+    gc_paused,
     plain_schema,
     run_row,
     write_inputs,
@@ -63,7 +65,7 @@ def plain_file(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]
                     obj["key"],
                     obj["outcome"],
                     obj.get("score"),
-                    json.dumps(metrics, sort_keys=True) if metrics else None,
+                    encode_metrics(metrics) if metrics else None,
                 )
             )
             counts[obj["outcome"]] += 1
@@ -78,12 +80,13 @@ def plain_importer(db_path: Path, paths: list[Path]) -> float:
     conn = connect_wal(db_path)
     plain_schema(conn, indexes=True)
     t0 = time.perf_counter()
-    for path in paths:
-        runs, cells = plain_file(path)
-        conn.execute("BEGIN")
-        conn.executemany(RUNS_INSERT, runs)
-        conn.executemany(CELLS_INSERT, cells)
-        conn.execute("COMMIT")
+    with gc_paused():
+        for path in paths:
+            runs, cells = plain_file(path)
+            conn.execute("BEGIN")
+            conn.executemany(RUNS_INSERT, runs)
+            conn.executemany(CELLS_INSERT, cells)
+            conn.execute("COMMIT")
     elapsed = time.perf_counter() - t0
     conn.close()
     return elapsed

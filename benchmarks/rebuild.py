@@ -34,6 +34,8 @@ from workload import (
     create_indexes,
     create_table,
     db_bytes,
+    encode_metrics,
+    gc_paused,
     write_inputs,
 )
 
@@ -55,6 +57,15 @@ def plain_rebuild(ledger: Path, db_path: Path) -> float:
     conn = connect_wal(db_path)
     source = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
     t0 = time.perf_counter()
+    with gc_paused():
+        fold_into(conn, source)
+    elapsed = time.perf_counter() - t0
+    source.close()
+    conn.close()
+    return elapsed
+
+
+def fold_into(conn: sqlite3.Connection, source: sqlite3.Connection) -> None:
     conn.execute("BEGIN")
     create_table(conn, RUNS_TABLE, RUN_COLUMNS)
     create_table(conn, CELLS_TABLE, tuple(CELLS_TABLE.columns))
@@ -82,7 +93,7 @@ def plain_rebuild(ledger: Path, db_path: Path) -> float:
                         cell["key"],
                         cell["outcome"],
                         cell.get("score"),
-                        json.dumps(metrics, sort_keys=True) if metrics else None,
+                        encode_metrics(metrics) if metrics else None,
                     )
                 )
                 tally[cell["outcome"]] += 1
@@ -91,10 +102,6 @@ def plain_rebuild(ledger: Path, db_path: Path) -> float:
     create_indexes(conn, RUNS_TABLE)
     create_indexes(conn, CELLS_TABLE)
     conn.execute("COMMIT")
-    elapsed = time.perf_counter() - t0
-    source.close()
-    conn.close()
-    return elapsed
 
 
 def run_tuple(run: dict[str, Any], tally: Counter[str]) -> tuple[Any, ...]:
