@@ -133,7 +133,9 @@ def ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def mlflow_side(work: Path, runs: list[dict[str, Any]], variant: str) -> tuple[float, float]:
+def mlflow_side(
+    work: Path, runs: list[dict[str, Any]], variant: str, outcomes: bool = True
+) -> tuple[float, float]:
     import mlflow
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
@@ -159,8 +161,9 @@ def mlflow_side(work: Path, runs: list[dict[str, Any]], variant: str) -> tuple[f
         if variant == "metrics":
             for cell in run["cells"]:
                 metrics.append(Metric(f"cell.{cell['key']}.score", cell["score"], end, 0))
-                code = OUTCOME_CODE[cell["outcome"]]
-                metrics.append(Metric(f"cell.{cell['key']}.outcome", code, end, 0))
+                if outcomes:
+                    code = OUTCOME_CODE[cell["outcome"]]
+                    metrics.append(Metric(f"cell.{cell['key']}.outcome", code, end, 0))
         client.log_batch(rid, metrics=metrics[: BATCH - len(params)], params=params)
         for first in range(BATCH - len(params), len(metrics), BATCH):
             client.log_batch(rid, metrics=metrics[first : first + BATCH])
@@ -204,6 +207,11 @@ def main() -> None:
         metavar="RUNSxCELLS",
         help="instead of the default workloads (repeatable), e.g. 50x200",
     )
+    parser.add_argument(
+        "--score-only",
+        action="store_true",
+        help="metrics variant: log only cell.<key>.score (the outcome is lost), for context",
+    )
     args = parser.parse_args()
     try:
         import mlflow
@@ -214,6 +222,8 @@ def main() -> None:
         )
         return
     print(f"MLflow {mlflow.__version__}, SQLite tracking store; benchledger through its CLI")
+    if args.score_only:
+        print("metrics variant: cell scores only, outcomes NOT logged (less data than ours)")
     for n_runs, n_cells in args.workload or (QUICK if args.quick else WORKLOADS):
         runs = make_runs(n_runs, n_cells)
         print(f"\n{n_runs:,} runs x {n_cells:,} cells ({n_runs * n_cells:,} cells)")
@@ -230,7 +240,7 @@ def main() -> None:
         for variant in ("metrics", "table"):
             work = Path(tempfile.mkdtemp(prefix="benchledger-peer-mlflow-"))
             try:
-                t_log, t_latest = mlflow_side(work, runs, variant)
+                t_log, t_latest = mlflow_side(work, runs, variant, not args.score_only)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             ratio, goal = t_log / t_ours, GOALS[variant]
