@@ -1,0 +1,212 @@
+"""Shared by the benchmarks: native JSONL inputs written as a stream, and the fair plain
+baseline's schema, taken from the read models' own table definitions."""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from benchledger.projections.base import Table
+from benchledger.projections.cells import CellsProjection
+from benchledger.projections.runs import RunsProjection
+
+SEED = 20261001
+START = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+AGENTS = ("eliza", "hermes", "opencode")
+OUTCOMES = ("passed", "failed", "error", "skipped")
+SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL"}
+# A cell's metrics as the cells read model stores them: compact, in input order. One
+# encoder reused (json.dumps with keyword arguments builds a new one per call).
+encode_metrics = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+CELLS_TABLE: Table = CellsProjection.tables[0]
+RUNS_TABLE: Table = next(t for t in RunsProjection.tables if t.name == "runs")
+# What a plain importer can fill from a run line plus its cell counts.
+RUN_COLUMNS = (
+    "run_id",
+    "run_key",
+    "benchmark",
+    "agent",
+    "provider",
+    "model",
+    "status",
+    "score",
+    "unit",
+    "higher_is_better",
+    "started_at",
+    "ended_at",
+    "config",
+    "metrics",
+    "tokens",
+    "cells",
+    "cells_passed",
+    "cells_failed",
+    "cells_error",
+    "cells_skipped",
+    "signature",
+    "run_group_id",
+)
+CELL_COLUMNS = tuple(CELLS_TABLE.columns)
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_line(rng: random.Random, index: int, score: float) -> dict[str, Any]:
+    started = START + timedelta(minutes=7 * index)
+    return {
+        "type": "run",
+        "run_key": f"bench-{index:07d}",
+        "benchmark": f"bench_{index % 5}",
+        "agent": AGENTS[index % len(AGENTS)],
+        "provider": "cerebras",
+        "model": "gpt-oss-120b",
+        "config": {"limit": 500, "temperature": 0.0, "seed": rng.randint(0, 9)},
+        "started_at": iso(started),
+        "ended_at": iso(started + timedelta(minutes=5)),
+        "status": "succeeded",
+        "score": score,
+        "unit": "pass_rate",
+        "tokens": {"input_tokens": rng.randint(10_000, 90_000), "output_tokens": 3011},
+    }
+
+
+def cell_lines(rng: random.Random, size: int) -> Iterator[dict[str, Any]]:
+    for i in range(size):
+        passed = rng.random() < 0.6
+        yield {
+            "type": "cell",
+            "key": f"task-{i:05d}",
+            "outcome": "passed" if passed else "failed",
+            "score": 1.0 if passed else 0.0,
+            "metrics": {
+                "total_tokens": rng.randint(500, 20_000),
+                "latency_ms": rng.randint(200, 60_000),
+            },
+        }
+
+
+def write_runs(out: IO[str], rng: random.Random, first: int, n_cells: int, run_size: int) -> int:
+    """Stream runs of `run_size` cells (the last one shorter) to `out`; return the run count."""
+    index, left = first, n_cells
+    while left > 0:
+        size = min(run_size, left)
+        cells = list(cell_lines(rng, size))  # one run at a time: the score heads the run
+        score = round(sum(c["score"] for c in cells) / size, 6)
+        out.write(json.dumps(run_line(rng, index, score)) + "\n")
+        for cell in cells:
+            out.write(json.dumps(cell) + "\n")
+        index, left = index + 1, left - size
+    return index - first
+
+
+def write_inputs(
+    folder: Path, n_cells: int, run_size: int, runs_per_file: int
+) -> tuple[list[Path], int]:
+    """Native JSONL files of `runs_per_file` runs each; return them and the run count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(SEED)
+    paths: list[Path] = []
+    runs, left = 0, n_cells
+    while left > 0:
+        chunk = min(left, run_size * runs_per_file)
+        path = folder / f"runs-{len(paths):05d}.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            runs += write_runs(out, rng, runs, chunk, run_size)
+        paths.append(path)
+        left -= chunk
+    return paths, runs
+
+
+def create_table(conn: sqlite3.Connection, table: Table, columns: tuple[str, ...]) -> None:
+    cols = ", ".join(
+        f"[{c}] {SQL_TYPES[table.columns[c]]}" + (" PRIMARY KEY" if table.pk == (c,) else "")
+        for c in columns
+    )
+    conn.execute(f"CREATE TABLE [{table.name}] ({cols})")
+
+
+def create_indexes(conn: sqlite3.Connection, table: Table) -> None:
+    """The read model's own indexes, named as sqlite-utils names them."""
+    for index in table.indexes:
+        name = f"idx_{table.name}_{'_'.join(index)}"
+        cols = ", ".join(f"[{c}]" for c in index)
+        conn.execute(f"CREATE INDEX [{name}] ON [{table.name}] ({cols})")
+
+
+def plain_schema(conn: sqlite3.Connection, indexes: bool) -> None:
+    create_table(conn, RUNS_TABLE, RUN_COLUMNS)
+    create_table(conn, CELLS_TABLE, CELL_COLUMNS)
+    if indexes:
+        create_indexes(conn, RUNS_TABLE)
+        create_indexes(conn, CELLS_TABLE)
+
+
+def connect_wal(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    return conn
+
+
+def dumps(value: Any) -> str | None:
+    return json.dumps(value, sort_keys=True) if value else None
+
+
+def run_row(
+    run: dict[str, Any], counts: dict[str, int], n: int, group: str | None = None
+) -> tuple[Any, ...]:
+    return (
+        run.get("run_key"),
+        run.get("run_key"),
+        run["benchmark"],
+        run["agent"],
+        run.get("provider", ""),
+        run["model"],
+        run["status"],
+        run.get("score"),
+        run.get("unit"),
+        int(run.get("higher_is_better", True)),
+        run.get("started_at"),
+        run.get("ended_at"),
+        dumps(run.get("config")),
+        dumps(run.get("metrics")),
+        dumps(run.get("tokens")),
+        n,
+        *(counts.get(o, 0) for o in OUTCOMES),
+        f"{run['benchmark']}|{run['agent']}|{run.get('provider', '')}|{run['model']}",
+        group,
+    )
+
+
+def db_bytes(path: Path) -> int:
+    wal = path.with_name(path.name + "-wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+RUNS_INSERT = (
+    f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
+)
+CELLS_INSERT = (
+    f"INSERT INTO cells ({', '.join(CELL_COLUMNS)}) VALUES ({', '.join('?' * len(CELL_COLUMNS))})"
+)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The baselines get the same collector pause the ledger's bulk paths use, so the
+    ratio is not flattered by a baseline that spends its time rescanning parsed dicts."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
