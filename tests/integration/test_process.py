@@ -295,7 +295,8 @@ class TestNothingIsLeftRunning:
                 on_tick=interrupt,
                 tick_seconds=0.2,
             )
-        assert is_gone(pids[0])
+        # SIGKILL has been sent to the whole group; the kernel finishes it asynchronously.
+        assert eventually_gone(pids[0])
 
 
 RUNNER = """
