@@ -44,6 +44,7 @@ class _CellLine(Cell):
 
 # Ends every key, and possibly some text inside strings: never fewer than the keys.
 _KEY_END = re.compile(r'"\s*:')
+_SPACED_KEY_END = re.compile(r'"\s+:')
 
 
 def _no_repeated_key(line: str, cell: _CellLine) -> bool:
@@ -58,7 +59,10 @@ def _no_repeated_key(line: str, cell: _CellLine) -> bool:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return len(_KEY_END.findall(line)) == keys
+    ends = line.count('":')
+    if _SPACED_KEY_END.search(line):  # rare: count the key ends with spaces too
+        ends = len(_KEY_END.findall(line))
+    return ends == keys
 
 
 _CELL_LINES = TypeAdapter(list[_CellLine])
