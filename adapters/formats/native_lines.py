@@ -47,11 +47,11 @@ _KEY_END = re.compile(r'"\s*:')
 _SPACED_KEY_END = re.compile(r'"\s+:')
 
 
-def _no_repeated_key(line: str, cell: _CellLine) -> bool:
-    """True when the line states no key twice: as many key ends as the cell has keys (a
-    one-pass parse keeps the last of repeated keys, so a repeat leaves fewer keys)."""
-    keys = len(cell.model_fields_set) + len(cell.metrics)
-    stack: list[Any] = [v for v in cell.metrics.values() if isinstance(v, dict | list)]
+def _keys(cell: _CellLine) -> int:
+    """How many keys the parsed cell holds, nested metrics included."""
+    metrics = cell.metrics
+    keys = len(cell.model_fields_set) + len(metrics)
+    stack: list[Any] = [v for v in metrics.values() if isinstance(v, dict | list)]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
@@ -59,10 +59,20 @@ def _no_repeated_key(line: str, cell: _CellLine) -> bool:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    ends = line.count('":')
-    if _SPACED_KEY_END.search(line):  # rare: count the key ends with spaces too
-        ends = len(_KEY_END.findall(line))
-    return ends == keys
+    return keys
+
+
+def _key_ends(text: str) -> int:
+    """Every key's end, and possibly some text inside strings: never fewer than the keys."""
+    if _SPACED_KEY_END.search(text):  # rare: count the key ends with spaces too
+        return len(_KEY_END.findall(text))
+    return text.count('":')
+
+
+def _no_repeated_key(line: str, cell: _CellLine) -> bool:
+    """True when the line states no key twice: as many key ends as the cell has keys (a
+    one-pass parse keeps the last of repeated keys, so a repeat leaves fewer keys)."""
+    return _key_ends(line) == _keys(cell)
 
 
 _CELL_LINES = TypeAdapter(list[_CellLine])
@@ -100,13 +110,14 @@ class _Lines:
         self.cells: list[Cell] = []
 
     def batch(self, lines: list[tuple[int, str]]) -> Iterator[RunRecord]:
+        text = "[" + ",".join(line for _, line in lines) + "]"
         try:
-            cells = _CELL_LINES.validate_json("[" + ",".join(line for _, line in lines) + "]")
+            cells = _CELL_LINES.validate_json(text)
         except ValidationError:
             cells = []
-        if len(cells) == len(lines) and all(
-            _no_repeated_key(line, cell) for (_, line), cell in zip(lines, cells, strict=True)
-        ):
+        # Each line has at least as many key ends as its cell has keys, so equal sums
+        # mean no line repeats a key.
+        if len(cells) == len(lines) and _key_ends(text) == sum(map(_keys, cells)):
             self.cells.extend(cells)
             return
         for lineno, line in lines:
