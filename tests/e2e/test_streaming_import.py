@@ -21,9 +21,9 @@ CELLS = RUNS * CELLS_PER_RUN
 MiB = 1 << 20
 
 
-def write_big_file(path: Path) -> Path:
+def write_big_file(path: Path, runs: int = RUNS) -> Path:
     with path.open("w") as f:
-        for r in range(RUNS):
+        for r in range(runs):
             run = {
                 "type": "run",
                 "run_key": f"r{r:04d}",
@@ -159,3 +159,27 @@ class TestAKilledImportLeavesNoPartialFile:
         assert again.returncode == 0, again.stderr
         assert '"unchanged"' in again.stdout
         assert rows(db, "cells") == CELLS
+
+
+def peak_rss_of_import(db: Path, source: Path) -> int:
+    """The peak resident memory (KiB) of an import, measured in a parent of its own."""
+    measure = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    command = [sys.executable, "-c", measure, *CLI, "--db", str(db), "import", str(source)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
+    return int(done.stdout.split()[-1])
+
+
+class TestMemory:
+    def test_memory_does_not_grow_with_the_size_of_the_file(
+        self, tmp_path: Path, big_file: Path
+    ) -> None:
+        # Reading the events back holds a page of them (a hundred thousand cells), so
+        # memory reaches its plateau by the first file; three times the cells add nothing.
+        small_peak = peak_rss_of_import(tmp_path / "small.db", big_file)
+        bigger = write_big_file(tmp_path / "bigger.jsonl", runs=3 * RUNS)
+        big_peak = peak_rss_of_import(tmp_path / "big.db", bigger)
+        assert big_peak < 1.25 * small_peak, (small_peak, big_peak)
