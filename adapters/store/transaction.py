@@ -4,30 +4,29 @@ while it is streamed (see docs/architecture.md, "Streaming imports")."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
-from eventsourcing.popo import POPOApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
 Insert = Callable[..., Sequence[int] | None]
 
 
-def spanning(recorder: Any) -> Callable[[], AbstractContextManager[None]]:
+def spanning(recorder: Any) -> Callable[[], AbstractContextManager[None]] | None:
     """A factory of transactions for this recorder: every `save()` inside one goes to a
     single database transaction, committed when the block ends and rolled back (by the
-    database itself, when the process dies) otherwise."""
-
-    def transaction() -> AbstractContextManager[None]:
-        if isinstance(recorder, SQLiteApplicationRecorder):
-            return _sqlite(recorder)
-        if isinstance(recorder, POPOApplicationRecorder):
-            return _buffered(recorder)
-        return _postgres(recorder)
-
-    return transaction
+    database itself, when the process dies) otherwise. None for a store without one
+    (the ledger then holds a file's events and saves them once)."""
+    if isinstance(recorder, SQLiteApplicationRecorder):
+        return lambda: _sqlite(recorder)
+    # Not imported here: loading psycopg would slow every command's start.
+    postgres = sys.modules.get("eventsourcing.postgres")
+    if postgres is not None and isinstance(recorder, postgres.PostgresApplicationRecorder):
+        return lambda: _postgres(recorder)
+    return None
 
 
 @contextmanager
@@ -78,24 +77,3 @@ def _postgres(recorder: Any) -> Iterator[None]:
 
         with _inserting(recorder, insert):
             yield
-
-
-@contextmanager
-def _buffered(recorder: POPOApplicationRecorder) -> Iterator[None]:
-    """The in-memory store has no transactions: hold the events, insert them at the end."""
-    held: list[StoredEvent] = []
-    taken: set[tuple[Any, int]] = set()
-    original = recorder.insert_events
-
-    def insert(stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        recorder._assert_uniqueness(stored_events, **kwargs)
-        positions = {(s.originator_id, s.originator_version) for s in stored_events}
-        if positions & taken:
-            raise IntegrityError("position already taken in this transaction")
-        taken.update(positions)
-        held.extend(stored_events)
-        return None
-
-    with _inserting(recorder, insert):
-        yield
-    original(held)
