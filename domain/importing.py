@@ -1,4 +1,4 @@
-"""Intents of importing: every run a result file states, in one atomic append."""
+"""Intents of importing: every run a result file states, appended atomically."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ from benchledger.domain.signatures import (
     signature,
 )
 
+Parsed = RunRecord | SkipRecord
+
 
 class Importing(LedgerBase):
     # -- importing ------------------------------------------------------------
@@ -41,48 +43,75 @@ class Importing(LedgerBase):
         self,
         system: str,
         source: SourceFile,
-        records: Iterable[RunRecord | SkipRecord],
+        records: Iterable[Parsed] | Callable[[], Iterable[Parsed]],
         *,
         group: GroupHandle | None = None,
         amend: bool = False,
     ) -> ImportOutcome:
         """Record every run a result file states, all in one atomic append.
 
-        A run already recorded with the same content is left alone; with different
-        content it is a conflict, unless `amend`: then the recorded version is
-        superseded by a new run holding the new content (never overwritten).
+        Runs are appended as they come (`records` may be a stream, or a function that
+        reads it afresh for each attempt) inside one transaction of the event store:
+        the file is recorded whole or not at all. A run already recorded with the same
+        content is left alone; with different content it is a conflict, unless
+        `amend`: then the recorded version is superseded by a new run holding the new
+        content (never overwritten).
         """
-        items = list(records)
+        if not callable(records) and not isinstance(records, Sequence):
+            records = list(records)  # a one-off stream: kept, so that a retry can read it
         for _ in range(3):
+            items = records() if callable(records) else records
+            saved = (group.opened, group.version, dict(group.counts)) if group else None
             try:
-                return self._import_once(system, source, items, group, amend)
-            except ConcurrencyError:
-                continue  # another writer recorded some of it first: decide again
+                with self.appending_together():
+                    return self._import_once(system, source, items, group, amend)
+            except BaseException as e:
+                if group is not None and saved is not None:
+                    with group.lock:  # nothing was committed: the group is as it was
+                        group.opened, group.version, group.counts = saved
+                if not isinstance(e, ConcurrencyError):
+                    raise
+                # another writer recorded some of it first: decide again
         raise ConcurrencyError(f"{source.path}: other writers kept changing the same runs")
 
     def _import_once(
         self,
         system: str,
         source: SourceFile,
-        items: Sequence[RunRecord | SkipRecord],
+        items: Iterable[Parsed],
         group: GroupHandle | None,
         amend: bool,
     ) -> ImportOutcome:
         import_id = import_id_for(source.sha256)
         if self._first_event(import_id) is not None:
             return ImportOutcome("unchanged", (), 0)
-        events: list[Event] = []
         outcomes: list[RunOutcome] = []
+        keys: set[str] = set()
         new_benchmarks: dict[str, RunRecord] = {}
-        skips, notes = self._new_skips(system, items, group)
-        for record in (item for item in items if isinstance(item, RunRecord)):
+        skips: list[SkipRecord] = []
+        notes: list[Event] = []
+        seen_skips: set[str] = set()
+        if isinstance(items, Sequence):
+            # Skips known up front open the group with the first write, as they always did.
+            self._new_skips(system, items, group, skips, notes, seen_skips)
+        pending: list[SkipRecord] = list(skips)  # skips whose events are not saved yet
+        appended = 0
+        for item in items:
+            if isinstance(item, SkipRecord):
+                if not isinstance(items, Sequence):
+                    known = len(skips)
+                    self._new_skips(system, [item], group, skips, notes, seen_skips)
+                    pending.extend(skips[known:])
+                continue
+            record = item
             run_key = record.header.natural_key()
             content = record.content_sha256()
             base_id = run_id_for(system, run_key)
-            if any(o.run_key == run_key for o in outcomes):
+            if run_key in keys:
                 raise ImportConflictError(
                     f"{source.path}: run '{run_key}' appears twice in one file"
                 )
+            keys.add(run_key)
             current = self._current_version(base_id)
             if current is not None and current.content_sha256 == content:
                 outcomes.append(RunOutcome(current.id, run_key, "unchanged"))
@@ -93,6 +122,7 @@ class Importing(LedgerBase):
                     "content (nothing was appended; `import --amend` records the new "
                     "version as a correction)"
                 )
+            events: list[Event] = []
             run_id = base_id
             if current is not None:
                 amended_key = f"{run_key}#amended:{content[:16]}"
@@ -111,10 +141,13 @@ class Importing(LedgerBase):
                 RunOutcome(run_id, run_key, "imported" if current is None else "amended")
             )
             new_benchmarks.setdefault(record.header.benchmark, record)
-        if not events and not skips:
+            self._append(events, group, pending)
+            appended += len(events) + len(pending)
+            pending = []
+        if not appended and not skips:
             # Every run is already recorded with this content: the file adds no facts.
             return ImportOutcome("unchanged", tuple(outcomes), 0)
-        events.extend(notes)
+        closing: list[Event] = list(notes)
         for name, record in sorted(new_benchmarks.items()):
             if self.get_benchmark(name) is None:
                 registered = benchmark_model.register(
@@ -125,8 +158,8 @@ class Importing(LedgerBase):
                     higher_is_better=record.header.higher_is_better,
                 )
                 assert registered is not None
-                events.append(registered)
-        events.append(
+                closing.append(registered)
+        closing.append(
             result_import.imported(
                 import_id,
                 format=source.format,
@@ -139,14 +172,20 @@ class Importing(LedgerBase):
         )
         if skips and group is None:
             raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
-        self._save_with_group(events, group, [self._skip_event(group, s) for s in skips])
+        self._append(closing, group, pending)
+        appended += len(closing) + len(pending)
         if group is not None:
             for o in outcomes:
                 group.count(o.state)
             group.count("skipped", len(skips))
         changed = [o for o in outcomes if o.state != "unchanged"]
         state: Literal["imported", "unchanged"] = "imported" if changed or skips else "unchanged"
-        return ImportOutcome(state, tuple(outcomes), len(events) + len(skips))
+        return ImportOutcome(state, tuple(outcomes), appended)
+
+    def _append(
+        self, events: list[Event], group: GroupHandle | None, skips: Sequence[SkipRecord]
+    ) -> None:
+        self._save_with_group(events, group, [self._skip_event(group, s) for s in skips])
 
     def _current_version(self, run_id: UUID) -> Run | None:
         """The run recorded under this key, following amendments to the newest version."""
@@ -158,12 +197,15 @@ class Importing(LedgerBase):
         return run
 
     def _new_skips(
-        self, system: str, items: Sequence[RunRecord | SkipRecord], group: GroupHandle | None
-    ) -> tuple[list[SkipRecord], list[Event]]:
-        """Skips not recorded yet, and the notes that mark keyed ones as recorded."""
-        skips: list[SkipRecord] = []
-        notes: list[Event] = []
-        seen: set[str] = set()
+        self,
+        system: str,
+        items: Iterable[Parsed],
+        group: GroupHandle | None,
+        skips: list[SkipRecord],
+        notes: list[Event],
+        seen: set[str],
+    ) -> None:
+        """Add the skips not recorded yet, and the notes that mark keyed ones as recorded."""
         for item in items:
             if not isinstance(item, SkipRecord):
                 continue
@@ -183,7 +225,6 @@ class Importing(LedgerBase):
                         )
                     )
             skips.append(item)
-        return skips, notes
 
     @staticmethod
     def _skip_event(group: GroupHandle | None, skip: SkipRecord) -> Callable[[int], Event]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -96,6 +97,29 @@ class LedgerBase(Application[UUID]):
     # Aggregates are immutable pydantic models: copying them from a cache buys nothing.
     env = {"DEEPCOPY_FROM_AGGREGATE_CACHE": "n"}
 
+    # Set by the composition root: a transaction of the event store spanning many saves.
+    # Without one, `appending_together` holds the events and saves them once at the end.
+    transaction: Callable[[], AbstractContextManager[None]] | None = None
+    _held: list[Event] | None = None
+
+    @contextmanager
+    def appending_together(self) -> Iterator[None]:
+        """Every save inside is committed together or not at all."""
+        if self._held is not None:
+            raise RuntimeError("already appending together")
+        if self.transaction is not None:
+            with self.transaction():
+                yield
+            return
+        held: list[Event] = []
+        self._held = held
+        try:
+            yield
+        finally:
+            self._held = None
+        if held:
+            self._save(held)
+
     # -- reading aggregates -------------------------------------------------
 
     def _get(self, aggregate_id: UUID, projector: Any, kind: str) -> Any:
@@ -121,6 +145,9 @@ class LedgerBase(Application[UUID]):
         return None
 
     def _save(self, events: Sequence[Event]) -> None:
+        if self._held is not None:
+            self._held.extend(events)
+            return
         try:
             self.save(*events)
         except IntegrityError as e:

@@ -7,13 +7,14 @@ result: a multi-file result is claimed through one file), `parse(path, data,
 defaults)` yielding `RunRecord`s and `SkipRecord`s or raising
 `InputFormatError` naming the file and field, and optionally `members(path)`:
 the other files the result is made of, so a change to any of them is a new
-version of the result.
+version of the result, and optionally `stream(path, defaults)`: what `parse` yields,
+read from the file in pieces, so that memory holds one run rather than the file.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -75,6 +76,25 @@ def parse(
         raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
     kept.check_kept(str(path), records)
     return records
+
+
+def can_stream(fmt: Format) -> bool:
+    return callable(getattr(fmt, "stream", None))
+
+
+def stream(fmt: Format, path: Path, defaults: dict[str, Any] | None = None) -> Iterator[Parsed]:
+    """What `parse` gives, one record at a time as the format reads the file; each is
+    refused as `parse` would refuse it (its position in the file named the same way)."""
+    records: Iterable[Parsed] = getattr(fmt, "stream")(path, defaults)  # noqa: B009
+    try:
+        for i, record in enumerate(records):
+            kept.check_kept(str(path), [record], first=i)
+            yield record
+    except InputFormatError:
+        raise
+    except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
 
 
 def members(fmt: Format, path: Path) -> list[Path]:

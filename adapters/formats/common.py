@@ -11,7 +11,7 @@ import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from benchledger.adapters.formats import limits
 from benchledger.domain.errors import InputFormatError, NotRegularFileError
@@ -35,13 +35,31 @@ def not_regular(mode: int) -> str | None:
 def read_bytes(path: Path) -> bytes:
     """The bytes of a regular file within the file-size limit; a pipe, device or symlink
     loop is refused before anything is read (opened non-blocking, so a pipe cannot hang)."""
+    with open_regular(path) as f:
+        return read_within(path, f, limits.current().file_size)
+
+
+def read_within(path: Path, f: BinaryIO, cap: int) -> bytes:
+    try:
+        data = f.read(cap + 1)
+    except OSError as e:
+        raise InputFormatError(str(path), f"cannot read ({e.strerror})") from None
+    if len(data) > cap:  # it grew while being read
+        raise limits.exceeded(str(path), "the file", "file_size")
+    return data
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """A regular file within the file-size limit, opened for reading in binary; the same
+    refusals as `read_bytes`, for reading it in pieces."""
     name = str(path)
     try:
         kind = not_regular(os.stat(path).st_mode)
         if kind:
             raise NotRegularFileError(name, f"{kind}, not a regular file; not read")
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as f:
+        f = os.fdopen(fd, "rb")
+        try:
             info = os.fstat(f.fileno())
             kind = not_regular(info.st_mode)  # replaced between stat and open
             if kind:
@@ -49,7 +67,9 @@ def read_bytes(path: Path) -> bytes:
             cap = limits.current().file_size
             if info.st_size > cap:
                 raise limits.exceeded(name, f"a file of {info.st_size} bytes", "file_size")
-            data = f.read(cap + 1)
+        except BaseException:
+            f.close()
+            raise
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise NotRegularFileError(name, "a symbolic link loop; not read") from None
@@ -58,9 +78,7 @@ def read_bytes(path: Path) -> bytes:
         raise InputFormatError(name, f"cannot read ({e.strerror})") from None
     except ValueError as e:  # e.g. an embedded NUL in a path taken from a manifest
         raise InputFormatError(name, f"cannot read ({e})") from None
-    if len(data) > cap:  # it grew while being read
-        raise limits.exceeded(name, "the file", "file_size")
-    return data
+    return f
 
 
 def read_head(path: Path, size: int = 4096) -> bytes | None:

@@ -16,11 +16,11 @@ from benchledger.adapters.formats.limits import Limits, current, exceeded
 from benchledger.domain.errors import InputFormatError
 
 
-def check_kept(path: str, records: Iterable[BaseModel]) -> None:
+def check_kept(path: str, records: Iterable[BaseModel], *, first: int = 0) -> None:
     """Refuse what a record would keep beyond the limits (a string's length, an integer's
     digits, nesting) or could not store (an unpaired surrogate), naming the field."""
     bounds = current()
-    for i, record in enumerate(records):
+    for i, record in enumerate(records, start=first):
         # Cells are most of what an import keeps: checked without tracking where.
         cells = getattr(record, "cells", ())
         rest = [v for k, v in record.__dict__.items() if k != "cells"]

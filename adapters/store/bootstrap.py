@@ -15,6 +15,7 @@ from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTransc
 from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
 from benchledger.adapters.store.readonly import ReadOnlyRecorder
 from benchledger.adapters.store.settings import DEFAULT_DB, Settings
+from benchledger.adapters.store.transaction import spanning
 from benchledger.domain.ledger import Ledger
 from benchledger.projections.registry import all_projections
 from benchledger.projections.store import ReadModelStore, prepare_new_file
@@ -127,9 +128,12 @@ class Services:
 def open_ledger(settings: Settings) -> Ledger:
     env = event_store_env(settings)
     if env["PERSISTENCE_MODULE"] != "eventsourcing.postgres":
-        return Ledger(env=env)
-    with tables_created_one_at_a_time(env):
-        return Ledger(env=env)
+        ledger = Ledger(env=env)
+    else:
+        with tables_created_one_at_a_time(env):
+            ledger = Ledger(env=env)
+    ledger.transaction = spanning(ledger.recorder)
+    return ledger
 
 
 def build(settings: Settings) -> Services:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from benchledger.adapters import formats
-from benchledger.adapters.formats.common import read_bytes
+from benchledger.adapters.formats import Parsed, limits
+from benchledger.adapters.formats.common import open_regular, read_bytes, read_head
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.errors import (
     CellConflictError,
@@ -77,6 +78,20 @@ def display_path(path: Path, root: Path | None = None) -> str:
     return path.name
 
 
+def file_sha256(path: Path) -> tuple[hashlib._Hash, int]:
+    """The running sha256 of a file's bytes and their count, read in pieces: a streamed
+    import knows the file's identity before it appends anything."""
+    digest, size = hashlib.sha256(), 0
+    cap = limits.current().file_size
+    with open_regular(path) as f:
+        while chunk := f.read(1 << 20):
+            size += len(chunk)
+            if size > cap:  # it grew while being read
+                raise limits.exceeded(str(path), "the file", "file_size")
+            digest.update(chunk)
+    return digest, size
+
+
 class Importer:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -95,18 +110,31 @@ class Importer:
         name = label or display_path(path)
         fmt_label: str | None = None
         try:
-            data = read_bytes(path)
-            fmt = formats.by_name(format_name) if format_name else formats.detect(path, data)
+            head = read_head(path)
+            data = read_bytes(path) if head is None else None  # says why it is not a file
+            sniffed = head if head is not None else data or b""
+            fmt = formats.by_name(format_name) if format_name else formats.detect(path, sniffed)
             fmt_label = fmt.NAME
-            digest = hashlib.sha256(data)
+            if data is None and not formats.can_stream(fmt):
+                data = read_bytes(path)
+            if data is None:
+                digest, size = file_sha256(path)
+            else:
+                digest, size = hashlib.sha256(data), len(data)
             for member in formats.members(fmt, path):
                 # A multi-file result: any member changing makes it a new version.
                 digest.update(b"\0" + member.name.encode() + b"\0" + read_bytes(member))
+            source = SourceFile(path=name, sha256=digest.hexdigest(), size=size, format=fmt.NAME)
+            given = dict(defaults or {})
+
+            def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
+                return formats.stream(fmt, path, given)
+
             with gc_paused():
-                records = formats.parse(fmt, path, data, dict(defaults or {}))
-                source = SourceFile(
-                    path=name, sha256=digest.hexdigest(), size=len(data), format=fmt.NAME
-                )
+                records: list[Parsed] | Callable[[], Iterator[Parsed]] = read
+                if data is not None:
+                    records = formats.parse(fmt, path, data, given)
+                    del data  # the records hold what is needed
                 outcome = self.ledger.import_runs(
                     fmt.SYSTEM, source, records, group=group, amend=amend
                 )

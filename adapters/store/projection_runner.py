@@ -97,8 +97,10 @@ class ProjectionRunner:
                 stale = self.outdated()
                 if stale:
                     applied = self._rebuild(stale, progress)
-        while True:
-            with gc_paused(), self.store.write():
+        # One transaction for everything new: a file appended whole is shown whole, even
+        # when this process dies halfway through folding it.
+        with gc_paused(), self.store.write():
+            while True:
                 states = self.store.states()
                 start = min(states[p.name][1] for p in self.projections)
                 notes = self.recorder.select_notifications(start, PAGE, inclusive_of_start=False)
@@ -113,8 +115,8 @@ class ProjectionRunner:
                         self.store.apply(p, names, todo)
                         self.store.set_state(p.name, p.version, todo[-1].position)
                 applied += len(envelopes)
-            if progress:
-                progress(len(envelopes))
+                if progress:
+                    progress(len(envelopes))
 
     def rebuild(self, names: Sequence[str] | None = None, progress: Progress | None = None) -> int:
         """Fold the whole log into fresh tables, then swap them in atomically."""

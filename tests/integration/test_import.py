@@ -231,3 +231,41 @@ def test_import_options_name_who_ran_files_that_do_not_say(invoke: Invoke, tmp_p
         "m1",
         0.5,
     )
+
+
+class TestStreamedFilesAreAppendedWhole:
+    def header(self, key: str) -> dict[str, object]:
+        return {"type": "run", "run_key": key, "benchmark": "b", "agent": "a", "model": "m"} | {
+            "status": "succeeded"
+        }
+
+    def test_a_bad_line_after_runs_were_appended_leaves_none_of_the_file(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        invoke("demo")
+        before = stored_events(db)
+        cells = [{"type": "cell", "key": f"k{i}", "outcome": "passed"} for i in range(1200)]
+        bad = {"type": "cell", "key": "bad", "outcome": "passed", "score": "very"}
+        path = write_jsonl(
+            tmp_path / "late.jsonl",
+            [self.header("first"), *cells, self.header("second"), *cells, bad],
+        )
+        result = invoke("import", str(path), expect=1)
+        assert "late.jsonl:2403: field 'score'" in result.stderr
+        assert stored_events(db) == before
+        assert "first" not in invoke("runs", "--json").stdout
+
+    def test_a_conflict_in_a_later_run_leaves_none_of_the_file(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        one = {"type": "cell", "key": "k", "outcome": "passed"}
+        invoke("import", str(write_jsonl(tmp_path / "b.jsonl", [self.header("b"), one])))
+        before = stored_events(db)
+        changed = {**one, "outcome": "failed"}
+        path = write_jsonl(
+            tmp_path / "ab.jsonl", [self.header("a"), one, self.header("b"), changed]
+        )
+        result = invoke("import", str(path), expect=1)
+        assert "already recorded with different content" in result.stderr
+        assert stored_events(db) == before
+        assert [r["run_key"] for r in json.loads(invoke("runs", "--json").stdout)] == ["b"]

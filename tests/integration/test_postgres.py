@@ -145,3 +145,31 @@ def test_eight_processes_opening_a_fresh_store_at_once_all_succeed(
     assert [code for code, _ in outcomes] == [0] * 8, outcomes
     runs = json.loads(cli_with(store_url, tmp_path / "reader.db", "runs", "--json").stdout)
     assert sorted(r["benchmark"] for r in runs) == [f"b{i}" for i in range(8)]
+
+
+def jsonl_runs(path: Path, *runs: tuple[str, float]) -> Path:
+    lines = []
+    for key, score in runs:
+        head = {"type": "run", "run_key": key, "benchmark": "bfcl", "agent": "eliza"}
+        head |= {"model": "m", "status": "succeeded", "score": score}
+        lines.append(json.dumps(head))
+        lines += [
+            json.dumps({"type": "cell", "key": f"c{i}", "outcome": "passed"}) for i in range(3)
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_conflict_late_in_a_streamed_file_appends_none_of_it(
+    store_url: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "reader.db"
+    cli_with(store_url, db, "import", str(jsonl_runs(tmp_path / "b.jsonl", ("b", 0.5))))
+    before = json.loads(cli_with(store_url, db, "events", "--json").stdout)
+    both = jsonl_runs(tmp_path / "ab.jsonl", ("a", 0.1), ("b", 0.9))
+    result = cli_with(store_url, db, "import", str(both), expect=1)
+    assert "already recorded with different content" in result.stderr
+    assert json.loads(cli_with(store_url, db, "events", "--json").stdout) == before
+    assert [r["run_key"] for r in json.loads(cli_with(store_url, db, "runs", "--json").stdout)] == [
+        "b"
+    ]

@@ -187,3 +187,41 @@ def test_the_json_schema_describes_runs_and_cells() -> None:
     assert {"benchmark", "agent", "model", "status"} <= set(schema["required"])
     assert schema["properties"]["cells"]["items"] == {"$ref": "#/$defs/Cell"}
     assert "outcome" in schema["$defs"]["Cell"]["properties"]
+
+
+def cell_line(key: str, **extra: object) -> str:
+    return json.dumps({"type": "cell", "key": key, "outcome": "passed", **extra})
+
+
+class TestStreamedJsonl:
+    def stream(self, tmp_path: Path, lines: list[str]) -> list:  # type: ignore[type-arg]
+        path = tmp_path / "r.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        return list(native.stream(path))
+
+    def test_a_stream_gives_the_same_runs_as_the_whole_file(self, tmp_path: Path) -> None:
+        lines = [json.dumps({"type": "run", "run_key": "a", **HEADER})]
+        lines += [cell_line(f"k{i}", metrics={"i": i, "x": {"y": [1, 2]}}) for i in range(5000)]
+        lines += ["", json.dumps({"type": "run", "run_key": "b", **HEADER}), cell_line("z")]
+        streamed = self.stream(tmp_path, lines)
+        assert streamed == parse("r.jsonl", "\n".join(lines) + "\n")
+        assert [len(r.cells) for r in streamed] == [5000, 1]
+
+    def test_a_duplicate_key_deep_in_a_bulk_batch_is_refused_with_its_line(
+        self, tmp_path: Path
+    ) -> None:
+        lines = [json.dumps({"type": "run", **HEADER})]
+        lines += [cell_line(f"k{i}") for i in range(100)]
+        lines[50] = '{"type": "cell", "key": "a", "key": "b", "outcome": "passed"}'
+        with pytest.raises(InputFormatError) as e:
+            self.stream(tmp_path, lines)
+        assert str(e.value).endswith('/r.jsonl:51: duplicate key "key" in one object')
+
+    def test_key_ends_with_spaces_are_counted_too(self, tmp_path: Path) -> None:
+        lines = [json.dumps({"type": "run", **HEADER}), cell_line("a")]
+        lines.append('{"type" : "cell", "key" :"b", "outcome": "passed", "key"  : "c"}')
+        with pytest.raises(InputFormatError) as e:
+            self.stream(tmp_path, lines)
+        assert str(e.value).endswith('/r.jsonl:3: duplicate key "key" in one object')
+        lines[2] = '{"type" : "cell", "key" :"b", "outcome": "passed"}'
+        assert [c.key for c in self.stream(tmp_path, lines)[0].cells] == ["a", "b"]
