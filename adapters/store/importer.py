@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,6 +119,7 @@ class Importer:
             if data is None and not formats.can_stream(fmt):
                 data = read_bytes(path)
             if data is None:
+                seen = os.stat(path)
                 digest, size = file_sha256(path)
             else:
                 digest, size = hashlib.sha256(data), len(data)
@@ -128,7 +130,19 @@ class Importer:
             given = dict(defaults or {})
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
-                return formats.stream(fmt, path, given)
+                yield from formats.stream(fmt, path, given)
+                # The file was hashed in a first pass and parsed in a second one: a file
+                # rewritten in between must not be recorded under the first pass's hash.
+                # Raising here, before the file's transaction commits, appends nothing.
+                now = os.stat(path)
+                if (now.st_size, now.st_mtime_ns, now.st_ino) != (
+                    seen.st_size,
+                    seen.st_mtime_ns,
+                    seen.st_ino,
+                ):
+                    raise InputFormatError(
+                        str(path), "changed while it was being imported; nothing was recorded"
+                    )
 
             with gc_paused():
                 records: list[Parsed] | Callable[[], Iterator[Parsed]] = read

@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_json, write_jsonl
@@ -269,3 +273,30 @@ class TestStreamedFilesAreAppendedWhole:
         assert "already recorded with different content" in result.stderr
         assert stored_events(db) == before
         assert [r["run_key"] for r in json.loads(invoke("runs", "--json").stdout)] == ["b"]
+
+    def test_a_file_rewritten_between_its_hash_and_its_parse_records_nothing(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from benchledger.adapters import formats
+
+        path = write_jsonl(
+            tmp_path / "moving.jsonl",
+            [self.header("x"), {"type": "cell", "key": "k", "outcome": "passed"}],
+        )
+        streamed = formats.stream
+
+        def stream_while_someone_appends(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            for i, record in enumerate(streamed(*args, **kwargs)):
+                if i == 0:
+                    with path.open("a") as f:
+                        f.write(
+                            json.dumps({"type": "cell", "key": "k2", "outcome": "failed"}) + "\n"
+                        )
+                yield record
+
+        monkeypatch.setattr(formats, "stream", stream_while_someone_appends)
+        invoke("demo")
+        before = stored_events(db)
+        result = invoke("import", str(path), expect=1)
+        assert "moving.jsonl: changed while it was being imported" in result.stderr
+        assert stored_events(db) == before
