@@ -28,13 +28,13 @@ from workload import (
     connect_wal,
     db_bytes,
     encode_metrics,
-    gc_paused,
     plain_schema,
     run_row,
     write_inputs,
 )
 
 from benchledger.adapters.store.bootstrap import Settings, build
+from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.adapters.store.importer import Importer
 
 GOAL = 0.6

@@ -35,11 +35,11 @@ from workload import (
     create_table,
     db_bytes,
     encode_metrics,
-    gc_paused,
     write_inputs,
 )
 
 from benchledger.adapters.store.bootstrap import Settings, build
+from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.adapters.store.importer import Importer
 
 GOAL = 0.6

@@ -3,12 +3,10 @@ baseline's schema, taken from the read models' own table definitions."""
 
 from __future__ import annotations
 
-import gc
 import json
 import random
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -197,16 +195,3 @@ RUNS_INSERT = (
 CELLS_INSERT = (
     f"INSERT INTO cells ({', '.join(CELL_COLUMNS)}) VALUES ({', '.join('?' * len(CELL_COLUMNS))})"
 )
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The baselines get the same collector pause the ledger's bulk paths use, so the
-    ratio is not flattered by a baseline that spends its time rescanning parsed dicts."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
