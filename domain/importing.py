@@ -23,7 +23,7 @@ from benchledger.domain.ledger_base import (
     LedgerBase,
     RunOutcome,
 )
-from benchledger.domain.records import RunRecord, SkipRecord, SourceFile
+from benchledger.domain.records import RunRecord, SkipRecord, SourceFile, cells_json
 from benchledger.domain.run import Run
 from benchledger.domain.signatures import (
     benchmark_id_for,
@@ -105,7 +105,13 @@ class Importing(LedgerBase):
                 continue
             record = item
             run_key = record.header.natural_key()
-            content = record.content_sha256()
+            # The cells are serialized once, in the slices their events will hold: the
+            # same bytes are hashed for the content and written to the store.
+            batches = [
+                cells_json(record.cells[i : i + CELL_BATCH])
+                for i in range(0, len(record.cells), CELL_BATCH)
+            ]
+            content = record.content_sha256(batches)
             base_id = run_id_for(system, run_key)
             if run_key in keys:
                 raise ImportConflictError(
@@ -136,7 +142,7 @@ class Importing(LedgerBase):
                         source.sha256,
                     )
                 )
-            events.extend(self._run_events(run_id, record, source, content, group))
+            events.extend(self._run_events(run_id, record, source, content, group, batches))
             outcomes.append(
                 RunOutcome(run_id, run_key, "imported" if current is None else "amended")
             )
@@ -253,6 +259,7 @@ class Importing(LedgerBase):
         source: SourceFile,
         content: str,
         group: GroupHandle | None,
+        batches: list[bytes] | None = None,
     ) -> list[Event]:
         where = f"{source.path}: run '{record.header.natural_key()}'"
         cells = run_rules.unique_cells(record.cells, where=where)
@@ -266,12 +273,16 @@ class Importing(LedgerBase):
                 content_sha256=content,
             )
         ]
-        for i in range(0, len(cells), CELL_BATCH):
+        # `batches` are the record's cells serialized: theirs while no repeat was dropped.
+        serialized = batches is not None and len(cells) == len(record.cells)
+        for k, i in enumerate(range(0, len(cells), CELL_BATCH)):
+            batch = tuple(cells[i : i + CELL_BATCH])
+            version = len(events) + 1
             events.append(
-                run_model.CellsRecorded(
-                    originator_id=run_id,
-                    originator_version=len(events) + 1,
-                    cells=tuple(cells[i : i + CELL_BATCH]),
+                run_model.CellsRecorded.serialized(run_id, version, batch, batches[k])
+                if serialized and batches is not None
+                else run_model.CellsRecorded(
+                    originator_id=run_id, originator_version=version, cells=batch
                 )
             )
         events.append(run_rules.finish_from_record(run_id, len(events) + 1, record))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from benchledger.domain.signatures import comparison_signature, sha256_hex, signature
 
@@ -113,9 +115,32 @@ class RunRecord(Record):
     # but not part of its content, so a sparser file stating the same run agrees with it.
     supplement: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
-    def content_sha256(self) -> str:
-        """Fingerprint of the run's content: fields in model order, independent of layout."""
-        return sha256_hex(self.json_bytes())
+    def content_sha256(self, cell_batches: Sequence[bytes] | None = None) -> str:
+        """Fingerprint of the run's content: fields in model order, independent of layout.
+
+        `cell_batches`: the cells already serialized (`cells_json` of consecutive slices),
+        hashed as they are instead of serialized again; the digest is the same.
+        """
+        if cell_batches is None:
+            return sha256_hex(self.json_bytes())
+        digest = hashlib.sha256(b'{"header":')
+        digest.update(self.header.json_bytes())
+        digest.update(b',"cells":[')
+        for i, batch in enumerate(cell_batches):
+            if i:
+                digest.update(b",")
+            digest.update(batch[1:-1])  # the array's items, without its brackets
+        digest.update(b"]}")
+        return digest.hexdigest()
+
+
+# Cells serialized as inside a record: non-finite floats as strings, like Record's own.
+_CELLS = TypeAdapter(tuple[Cell, ...], config=ConfigDict(ser_json_inf_nan="strings"))
+
+
+def cells_json(cells: Sequence[Cell]) -> bytes:
+    """Cells as the JSON array a record or an event holds them in."""
+    return _CELLS.dump_json(tuple(cells))
 
 
 class SkipRecord(Record):

@@ -8,7 +8,7 @@ from functools import singledispatch
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from benchledger.domain.base import Aggregate, Event
 from benchledger.domain.records import (
@@ -50,6 +50,28 @@ class CellsRecorded(Event):
     """A batch of cells: hundreds per event keep the write path fast."""
 
     cells: tuple[Cell, ...]
+    # The cells as JSON (`records.cells_json`) when their writer serialized them already
+    # to hash them: the store writes these bytes rather than serialize the cells again.
+    # Not part of the event's value: equality ignores it.
+    _cells_json: bytes | None = PrivateAttr(default=None)
+
+    @classmethod
+    def serialized(
+        cls, originator_id: UUID, originator_version: int, cells: tuple[Cell, ...], data: bytes
+    ) -> CellsRecorded:
+        """The event of `cells`, whose JSON array is `data`."""
+        event = cls(originator_id=originator_id, originator_version=originator_version, cells=cells)
+        event._cells_json = data
+        return event
+
+    @property
+    def cells_json(self) -> bytes | None:
+        return self._cells_json
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
 
 
 class RunFinished(Event):

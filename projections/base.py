@@ -9,7 +9,7 @@ statements as one `executemany`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -22,16 +22,70 @@ Params = tuple[Any, ...] | dict[str, Any]
 Change = tuple[str, Params | list[Params]]
 
 
-@dataclass(frozen=True)
-class Envelope:
-    """One stored event as the log holds it, plus its decoded form."""
+# One cell as the read models need it: key, outcome, score, metrics.
+CellRow = tuple[str, str, float | None, dict[str, Any]]
 
-    position: int
-    stream: UUID
-    version: int
-    topic: str
-    state: bytes
-    event: Event
+
+@dataclass(frozen=True)
+class CellBatch:
+    """A `CellsRecorded` event's time and cells, without a model per cell."""
+
+    timestamp: datetime
+    rows: list[CellRow]
+
+
+class Envelope:
+    """One stored event as the log holds it; decoded only when a fold asks for it."""
+
+    __slots__ = (
+        "_batch",
+        "_decode",
+        "_decode_cells",
+        "_event",
+        "position",
+        "state",
+        "stream",
+        "topic",
+        "version",
+    )
+
+    def __init__(
+        self,
+        position: int,
+        stream: UUID,
+        version: int,
+        topic: str,
+        state: bytes,
+        decode: Callable[[], Event],
+        decode_cells: Callable[[], CellBatch] | None = None,
+    ) -> None:
+        self.position = position
+        self.stream = stream
+        self.version = version
+        self.topic = topic
+        self.state = state
+        self._decode = decode
+        self._decode_cells = decode_cells
+        self._event: Event | None = None
+        self._batch: CellBatch | None = None
+
+    @property
+    def event(self) -> Event:
+        if self._event is None:
+            self._event = self._decode()
+        return self._event
+
+    def cells(self) -> CellBatch:
+        """The cells of a `CellsRecorded` event, decoded in bulk when the store allows;
+        the folds that read them share one decode."""
+        if self._batch is None:
+            if self._decode_cells is None or self._event is not None:
+                event: Any = self.event
+                rows = [(c.key, c.outcome, c.score, c.metrics) for c in event.cells]
+                self._batch = CellBatch(event.timestamp, rows)
+            else:
+                self._batch = self._decode_cells()
+        return self._batch
 
 
 @dataclass(frozen=True)
@@ -49,6 +103,9 @@ class Projection:
     name: ClassVar[str]
     version: ClassVar[int]
     tables: ClassVar[tuple[Table, ...]]
+    # The topics of the events the fold reads (see `topics_of`); None: every event.
+    # Others never reach it, so they are never decoded for it.
+    topics: ClassVar[frozenset[str] | None] = None
 
     def prepare(self, read: Any, names: dict[str, str]) -> None:
         """Load whatever running state a fold needs before a page (most need none)."""
@@ -58,6 +115,10 @@ class Projection:
 
     def check_rebuilt(self, read: Any, live: dict[str, str], fresh: dict[str, str]) -> None:
         """Refuse to swap in rebuilt tables that contradict the live ones (most never do)."""
+
+
+def topics_of(*events: type[Event]) -> frozenset[str]:
+    return frozenset(e.TOPIC for e in events)
 
 
 def to_json(value: Any) -> str | None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from benchledger.domain.benchmark import BenchmarkRegistered, HighScoreReferenced
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, topics_of
 
 REGISTER = (
     "INSERT INTO [{benchmarks}] (benchmark, directory, unit, higher_is_better, description, "
@@ -61,6 +61,8 @@ class BenchmarksProjection(Projection):
             indexes=(("benchmark",),),
         ),
     )
+
+    topics = topics_of(BenchmarkRegistered, HighScoreReferenced)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event

@@ -8,7 +8,7 @@ from pydantic_core import to_json
 
 from benchledger.domain.run import CellsRecorded
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table
+from benchledger.projections.base import Change, Envelope, Projection, Table, topics_of
 
 INSERT = "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics) VALUES (?, ?, ?, ?, ?)"
 
@@ -23,24 +23,20 @@ class CellsProjection(Projection):
             indexes=(("run_id", "key"),),
         ),
     )
+    topics = topics_of(CellsRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        event = envelope.event
-        if not isinstance(event, CellsRecorded):
-            return
         run_id = str(envelope.stream)
         yield (
             INSERT,
             [
                 (
                     run_id,
-                    cell.key,
-                    cell.outcome,
-                    cell.score,
-                    to_json(cell.metrics, inf_nan_mode="strings").decode()
-                    if cell.metrics
-                    else None,
+                    key,
+                    outcome,
+                    score,
+                    to_json(metrics, inf_nan_mode="strings").decode() if metrics else None,
                 )
-                for cell in event.cells
+                for key, outcome, score, metrics in envelope.cells().rows
             ],
         )

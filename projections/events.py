@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from benchledger.domain.run import CellsRecorded
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso
+from benchledger.projections.base import CellBatch, Change, Envelope, Projection, Table, iso
 
 INSERT = (
     "INSERT INTO [{events}] (position, stream, version, type, time, data) VALUES (?, ?, ?, ?, ?, ?)"
@@ -34,33 +34,30 @@ class EventsProjection(Projection):
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        event = envelope.event
-        data = _summary(event) if isinstance(event, CellsRecorded) else envelope.state.decode()
+        if envelope.topic == CellsRecorded.TOPIC:
+            batch = envelope.cells()
+            name, at, data = "CellsRecorded", iso(batch.timestamp), _summary(envelope, batch)
+        else:
+            event = envelope.event
+            name, at, data = type(event).__name__, iso(event.timestamp), envelope.state.decode()
         yield (
             INSERT,
-            (
-                envelope.position,
-                str(envelope.stream),
-                envelope.version,
-                type(event).__name__,
-                iso(event.timestamp),
-                data,
-            ),
+            (envelope.position, str(envelope.stream), envelope.version, name, at, data),
         )
 
 
-def _summary(event: CellsRecorded) -> str:
+def _summary(envelope: Envelope, batch: CellBatch) -> str:
     """A cell batch is shown by its size and key range; its cells are rows of `cells`."""
-    cells = event.cells
+    rows = batch.rows
     return json.dumps(
         {
-            "originator_id": str(event.originator_id),
-            "originator_version": event.originator_version,
-            "timestamp": iso(event.timestamp),
+            "originator_id": str(envelope.stream),
+            "originator_version": envelope.version,
+            "timestamp": iso(batch.timestamp),
             "cells": {
-                "count": len(cells),
-                "first_key": cells[0].key if cells else None,
-                "last_key": cells[-1].key if cells else None,
+                "count": len(rows),
+                "first_key": rows[0][0] if rows else None,
+                "last_key": rows[-1][0] if rows else None,
             },
         }
     )

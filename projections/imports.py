@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from benchledger.domain.result_import import ResultFileImported
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso, uid
+from benchledger.projections.base import Change, Envelope, Projection, Table, iso, topics_of, uid
 
 INSERT = (
     "INSERT INTO [{imports}] (sha256, path, format, size, runs, run_group_id, imported_at, "
@@ -33,6 +33,8 @@ class ImportsProjection(Projection):
             pk=("sha256",),
         ),
     )
+
+    topics = topics_of(ResultFileImported)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event

@@ -22,7 +22,16 @@ from benchledger.domain.run import (
     StaleRunRecovered,
 )
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    Projection,
+    Table,
+    iso,
+    to_json,
+    topics_of,
+    uid,
+)
 
 ROW: dict[str, type] = {
     "benchmark": str,
@@ -116,6 +125,16 @@ class LatestProjection(Projection):
         Table("latest", ROW, pk=("benchmark", "agent")),
         Table("quarantine", {**ROW, "quarantine_reason": str}, pk=("benchmark", "agent")),
         Table("baselines", ROW, pk=("benchmark", "agent")),
+    )
+
+    topics = topics_of(
+        RunStarted,
+        RunFinished,
+        RunInvalidated,
+        RunReinstated,
+        RunSuperseded,
+        ScoreCorrected,
+        StaleRunRecovered,
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:

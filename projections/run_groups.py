@@ -12,7 +12,16 @@ from benchledger.domain.run_group import (
     RunGroupOpened,
 )
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    Projection,
+    Table,
+    iso,
+    to_json,
+    topics_of,
+    uid,
+)
 
 INSERT = (
     "INSERT INTO [{run_groups}] (run_group_id, label, kind, opened_at, closed_at, runs, "
@@ -74,6 +83,8 @@ class RunGroupsProjection(Projection):
             indexes=(("run_group_id",), ("signature",)),
         ),
     )
+
+    topics = topics_of(RunGroupOpened, RunGroupClosed, RunStarted, BenchmarkSkipped, LaunchRefused)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event

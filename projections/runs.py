@@ -16,7 +16,16 @@ from benchledger.domain.run import (
     StaleRunRecovered,
 )
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json, uid
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    Projection,
+    Table,
+    iso,
+    to_json,
+    topics_of,
+    uid,
+)
 
 COLUMNS: dict[str, type] = {
     "run_id": str,
@@ -125,11 +134,43 @@ class RunsProjection(Projection):
         ),
     )
 
+    topics = topics_of(
+        RunStarted,
+        CellsRecorded,
+        RunFinished,
+        LeaseRenewed,
+        StaleRunRecovered,
+        RunSuperseded,
+        RunInvalidated,
+        RunReinstated,
+        ScoreCorrected,
+    )
+
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        event = envelope.event
         run_id = str(envelope.stream)
-        at = iso(event.timestamp)
         pos = envelope.position
+        if envelope.topic == CellsRecorded.TOPIC:
+            batch = envelope.cells()
+            counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+            for _, outcome, _, _ in batch.rows:
+                counts[outcome] += 1
+            at = iso(batch.timestamp)
+            yield (
+                ADD_CELLS,
+                (
+                    len(batch.rows),
+                    counts["passed"],
+                    counts["failed"],
+                    counts["error"],
+                    counts["skipped"],
+                    at,
+                    pos,
+                    run_id,
+                ),
+            )
+            return
+        event = envelope.event
+        at = iso(event.timestamp)
         if isinstance(event, RunStarted):
             yield (
                 INSERT,
@@ -160,23 +201,6 @@ class RunsProjection(Projection):
                     at,
                     at,
                     pos,
-                ),
-            )
-        elif isinstance(event, CellsRecorded):
-            counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
-            for cell in event.cells:
-                counts[cell.outcome] += 1
-            yield (
-                ADD_CELLS,
-                (
-                    len(event.cells),
-                    counts["passed"],
-                    counts["failed"],
-                    counts["error"],
-                    counts["skipped"],
-                    at,
-                    pos,
-                    run_id,
                 ),
             )
         elif isinstance(event, RunFinished):

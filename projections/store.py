@@ -163,6 +163,9 @@ class ReadModelStore:
     ) -> None:
         """Fold events into rows; call inside `write()`."""
         assert self._in_transaction
+        topics = projection.topics
+        if topics is not None:
+            envelopes = [e for e in envelopes if e.topic in topics]
         if not envelopes:
             return
         projection.prepare(self._read_one, names)

@@ -7,7 +7,15 @@ from collections.abc import Iterable
 
 from benchledger.domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso, to_json
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    Projection,
+    Table,
+    iso,
+    to_json,
+    topics_of,
+)
 
 GATE = (
     "INSERT INTO [{gate_verdicts}] (verdict_id, gate, ok, findings, params, position, "
@@ -121,6 +129,8 @@ class VerdictsProjection(Projection):
             indexes=(("comparison_id",),),
         ),
     )
+
+    topics = topics_of(GateEvaluated, ReviewRecorded, ComparisonRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event

@@ -16,16 +16,44 @@ from benchledger.adapters.formats.limits import Limits, current, exceeded
 from benchledger.domain.errors import InputFormatError
 
 
-def check_kept(path: str, records: Iterable[BaseModel], *, first: int = 0) -> None:
+def check_kept(
+    path: str, records: Iterable[BaseModel], *, first: int = 0, cells: bool = True
+) -> None:
     """Refuse what a record would keep beyond the limits (a string's length, an integer's
-    digits, nesting) or could not store (an unpaired surrogate), naming the field."""
+    digits, nesting) or could not store (an unpaired surrogate), naming the field.
+    `cells=False`: the parser checked the records' cells itself (`check_cells`)."""
     bounds = current()
     for i, record in enumerate(records, start=first):
         # Cells are most of what an import keeps: checked without tracking where.
-        cells = getattr(record, "cells", ())
+        cells_of = getattr(record, "cells", ()) if cells else ()
         rest = [v for k, v in record.__dict__.items() if k != "cells"]
-        if breaks(rest, bounds, 0) or _cells_break(cells, bounds):
+        if breaks(rest, bounds, 0) or _cells_break(cells_of, bounds):
             _refuse_where(path, i, record, bounds)
+
+
+def check_cells(path: str, record: BaseModel, index: int) -> None:
+    """The cells half of `check_kept`, for the record at `index` of its file."""
+    bounds = current()
+    if _cells_break(getattr(record, "cells", ()), bounds):
+        _refuse_where(path, index, record, bounds)
+
+
+def text_within(text: str, longest_line: int, bounds: Limits) -> bool:
+    """Whether JSON `text`, whose lines are at most `longest_line` characters and whose
+    values nest no deeper than a cell's metrics, provably decodes to nothing beyond the
+    limits: no string longer than its line, no integer with more digits than the text
+    has in a row, and no unpaired surrogate without a `\\u` escape (decoded UTF-8 never
+    holds one). False only means: check the values themselves."""
+    return (
+        longest_line <= bounds.string_length
+        and "\\u" not in text
+        and "0" * (bounds.int_digits + 1) not in text.translate(_DIGITS_AS_ZERO)
+    )
+
+
+# Every digit as 0, so a run of digits is a run of zeros: one pass in C, where a regex
+# for a run of digits costs twenty times more.
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 
 
 def _cells_break(cells: Iterable[Any], bounds: Limits) -> bool:

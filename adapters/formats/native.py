@@ -16,8 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchledger.adapters.formats.common import open_regular, read_bytes
+from benchledger.adapters.formats.kept import check_cells
 from benchledger.adapters.formats.native_lines import (
-    decoded_lines,
+    decoded_blocks,
     field_error,
     parse_lines,
     strict_loads,
@@ -29,6 +30,8 @@ NAME = "native"
 SYSTEM = "native"
 SCHEMA_ID = "benchledger/run@1"
 SUFFIXES = (".json", ".jsonl", ".ndjson")
+# `stream` checks its records' cells against the limits itself (most by their text).
+STREAM_CHECKS_CELLS = True
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -51,7 +54,7 @@ def parse(path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> It
     if path.suffix.lower() == ".json":
         yield _parse_json(name, text, defaults or {})
     else:
-        yield from parse_lines(name, text.splitlines(), defaults or {})
+        yield from parse_lines(name, [text.splitlines()], defaults or {})
 
 
 def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
@@ -78,10 +81,12 @@ def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
 def stream(path: Path, defaults: dict[str, Any] | None = None) -> Iterator[RunRecord]:
     """`parse`, reading a JSONL file a line at a time: memory holds one run, not the file."""
     if path.suffix.lower() == ".json":
-        yield from parse(path, read_bytes(path), defaults)
+        for record in parse(path, read_bytes(path), defaults):
+            check_cells(str(path), record, 0)
+            yield record
         return
     with open_regular(path) as f:
-        yield from parse_lines(str(path), decoded_lines(str(path), f), defaults or {})
+        yield from parse_lines(str(path), decoded_blocks(str(path), f), defaults or {})
 
 
 def json_schema() -> dict[str, Any]:

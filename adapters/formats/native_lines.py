@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from typing import Any, BinaryIO, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from benchledger.adapters.formats import kept
 from benchledger.adapters.formats.common import loads
+from benchledger.adapters.formats.limits import current
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord
 
@@ -75,29 +78,74 @@ def _no_repeated_key(line: str, cell: _CellLine) -> bool:
     return _key_ends(line) == _keys(cell)
 
 
+_FIELDS_SET = attrgetter("__pydantic_fields_set__")
+_METRICS = attrgetter("metrics")
+
+
+def _flat_keys(text: str, cells: list[_CellLine]) -> int | None:
+    """How many keys the cells of `text` (their lines as one JSON array) hold, counted
+    without walking them when no cell nests an object or array in its metrics; None
+    when one may. Each container opens with a `{` or `[` (strings may hold more), and
+    the text holds at least its array, the cells and their non-empty metrics: as many
+    brackets as that proves there is nothing more."""
+    metrics = list(map(_METRICS, cells))
+    containers = 1 + len(cells) + sum(map(bool, metrics))
+    if text.count("{") + text.count("[") != containers:
+        return None
+    return sum(map(len, map(_FIELDS_SET, cells))) + sum(map(len, metrics))
+
+
 _CELL_LINES = TypeAdapter(list[_CellLine])
 # Ends a batch of cell lines. A guess: a line it misses fails the bulk call and takes
 # the per-line path, a cell line it catches takes the per-line path; only time is lost.
 _RUN_LINE = re.compile(r'"type"\s*:\s*"run"')
 # Line breaks str.splitlines() knows besides \n.
 _OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 
 
-def decoded_lines(name: str, f: BinaryIO) -> Iterator[str]:
-    """The file's lines as str.splitlines() gives them when the file is read whole."""
-    offset = 0
-    for raw in f:
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            where = offset + e.start
-            raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {where})") from None
-        offset += len(raw)
-        body = line[:-1] if line.endswith("\n") else line
-        if _OTHER_BREAK.search(body):
-            yield from body.splitlines()
-        else:
-            yield body
+# Bytes read at a time: a block of whole lines is decoded and split in one call each.
+BLOCK = 1 << 20
+
+
+def decoded_blocks(name: str, f: BinaryIO) -> Iterator[list[str]]:
+    """The file's lines as str.splitlines() gives them when the file is read whole, in
+    blocks: each block of whole lines is decoded and split in one call (a block ends at
+    a newline, so no character and no line break is cut in two)."""
+    offset = 0  # of the first byte not yet decoded
+    carry: list[bytes] = []  # the start of a line that has not ended yet
+    while True:
+        chunk = f.read(BLOCK)
+        if not chunk:
+            break
+        end = chunk.rfind(b"\n")
+        if end < 0:  # a line longer than a block: keep reading it
+            carry.append(chunk)
+            continue
+        block = b"".join([*carry, chunk[: end + 1]])
+        carry = [chunk[end + 1 :]]
+        yield _split(name, block, offset)
+        offset += len(block)
+    rest = b"".join(carry)
+    if rest:
+        yield _split(name, rest, offset)
+
+
+def _split(name: str, block: bytes, offset: int) -> list[str]:
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as e:
+        where = offset + e.start
+        raise InputFormatError(name, f"not UTF-8 text ({e.reason} at byte {where})") from None
+    # ASCII text is searched for its few break characters one at a time: a search for a
+    # single character is many times faster than a regex over a character class.
+    maybe = not text.isascii() or any(c in text for c in _ASCII_BREAKS)
+    if maybe and _OTHER_BREAK.search(text):
+        return text.splitlines()
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()  # the block's final newline ends its last line
+    return lines
 
 
 class _Lines:
@@ -108,19 +156,29 @@ class _Lines:
         self.defaults = defaults
         self.header: RunHeader | None = None
         self.cells: list[Cell] = []
+        self.runs = 0  # records yielded so far
+        # Whether every cell so far is proved within the limits by its line's text.
+        self.proved = True
 
-    def batch(self, lines: list[tuple[int, str]]) -> Iterator[RunRecord]:
-        text = "[" + ",".join(line for _, line in lines) + "]"
+    def batch(self, first: int, texts: list[str]) -> Iterator[RunRecord]:
+        """Cell lines `texts`, the first of them line `first` of the file."""
+        text = "[" + ",".join(texts) + "]"
         try:
             cells = _CELL_LINES.validate_json(text)
         except ValidationError:
             cells = []
-        # Each line has at least as many key ends as its cell has keys, so equal sums
-        # mean no line repeats a key.
-        if len(cells) == len(lines) and _key_ends(text) == sum(map(_keys, cells)):
-            self.cells.extend(cells)
-            return
-        for lineno, line in lines:
+        if len(cells) == len(texts):
+            # Each line has at least as many key ends as its cell has keys, so equal
+            # sums mean no line repeats a key.
+            flat = _flat_keys(text, cells)
+            keys = sum(map(_keys, cells)) if flat is None else flat
+            if _key_ends(text) == keys:
+                self.cells.extend(cells)
+                bounds = current()
+                if flat is None or not kept.text_within(text, max(map(len, texts)), bounds):
+                    self.proved = False
+                return
+        for lineno, line in enumerate(texts, start=first):
             yield from self.line(lineno, line)
 
     def line(self, lineno: int, line: str) -> Iterator[RunRecord]:
@@ -133,6 +191,7 @@ class _Lines:
             else:
                 if _no_repeated_key(line, cell):
                     self.cells.append(cell)
+                    self.proved = False
                     return
         if not line.strip():
             return
@@ -149,6 +208,7 @@ class _Lines:
                 self.cells.append(Cell.model_validate(obj))
             except ValidationError as e:
                 raise field_error(name, e, line=lineno) from None
+            self.proved = False
         elif kind == "run":
             if self.header is not None:
                 yield self.record()
@@ -158,33 +218,58 @@ class _Lines:
             except ValidationError as e:
                 raise field_error(name, e, line=lineno) from None
             self.cells = []
+            self.proved = True
         else:
             raise InputFormatError(
                 name, f"must be 'run' or 'cell', not {kind!r}", line=lineno, field="type"
             )
 
     def record(self) -> RunRecord:
+        """The run read so far, its cells checked against the limits unless their text
+        proved them within (`stream` checks the rest of the record)."""
         assert self.header is not None
-        return RunRecord(header=self.header, cells=tuple(self.cells))
+        record = RunRecord(header=self.header, cells=tuple(self.cells))
+        if not self.proved:
+            kept.check_cells(self.name, record, self.runs)
+        self.runs += 1
+        return record
 
 
-def parse_lines(name: str, lines: Iterable[str], defaults: dict[str, Any]) -> Iterator[RunRecord]:
-    """The runs of a JSONL file given as its lines, each yielded once its cells are read."""
+def parse_lines(
+    name: str, blocks: Iterable[list[str]], defaults: dict[str, Any]
+) -> Iterator[RunRecord]:
+    """The runs of a JSONL file given as blocks of its lines, each run yielded once its
+    cells are read. The cell lines between two run lines go to `batch` as slices."""
     run = _Lines(name, defaults)
-    pending: list[tuple[int, str]] = []
-    for lineno, line in enumerate(lines, start=1):
-        if run.header is not None and not _RUN_LINE.search(line):
-            pending.append((lineno, line))
-            if len(pending) >= BULK:
-                yield from run.batch(pending)
-                pending = []
-            continue
-        if pending:
-            yield from run.batch(pending)
-            pending = []
-        yield from run.line(lineno, line)
+    pending: list[str] = []
+    pending_first = 0  # the line number of pending[0]
+    lineno = 1  # of the block's first line
+    for block in blocks:
+        runs = [i for i, line in enumerate(block) if '"run"' in line and _RUN_LINE.search(line)]
+        start = 0
+        for end in [*runs, len(block)]:
+            if run.header is None:  # nothing is a cell yet: every line is looked at
+                for k in range(start, end):
+                    yield from run.line(lineno + k, block[k])
+            else:
+                while start < end:
+                    if not pending:
+                        pending_first = lineno + start
+                    take = min(end, start + BULK - len(pending))
+                    pending.extend(block[start:take])
+                    start = take
+                    if len(pending) >= BULK:
+                        yield from run.batch(pending_first, pending)
+                        pending = []
+            if end < len(block):  # a run line
+                if pending:
+                    yield from run.batch(pending_first, pending)
+                    pending = []
+                yield from run.line(lineno + end, block[end])
+            start = end + 1
+        lineno += len(block)
     if pending:
-        yield from run.batch(pending)
+        yield from run.batch(pending_first, pending)
     if run.header is None:
         raise InputFormatError(name, "no run line found (an empty file?)")
     yield run.record()

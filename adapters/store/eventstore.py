@@ -11,6 +11,7 @@ from eventsourcing.utils import get_topic, register_topic, resolve_topic
 
 from benchledger import domain
 from benchledger.domain.base import PACKAGE, Event
+from benchledger.domain.run import CellsRecorded
 
 # Stored topics say `domain.<module>:<Event>` (see Event.TOPIC): resolve them in the
 # installed namespace, never as a top-level `domain` package.
@@ -37,6 +38,11 @@ class PydanticMapper(Mapper[Any]):
             state: dict[str, Any] = event.model_dump(mode="json")
             state["class_version"] = cls.class_version
             data = self.transcoder.encode(state)
+        elif cls is CellsRecorded and (cells := cast(CellsRecorded, event).cells_json):
+            # Cells serialized already (to hash them) are written as they are; `cells` is
+            # the event's last field, so its JSON is the rest plus them.
+            head = cls.__pydantic_serializer__.to_json(event, exclude={"cells"})
+            data = b"".join((head[:-1], b',"cells":', cells, b"}"))
         else:
             data = cls.__pydantic_serializer__.to_json(event)
         if self.compressor:

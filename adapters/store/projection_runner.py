@@ -4,18 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
+from functools import partial
 from typing import Any, Protocol, cast
+from uuid import UUID
 
+import pydantic_core
 from eventsourcing.persistence import Mapper, Notification
 
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
-from benchledger.projections.base import Envelope, Projection
+from benchledger.domain.run import CellsRecorded
+from benchledger.projections.base import CellBatch, Envelope, Projection
 from benchledger.projections.store import REBUILD_SUFFIX, ReadModelStore
 
 PAGE = 200
+CELLS_TOPIC = CellsRecorded.TOPIC
 
 Progress = Callable[[int], None]
+
+
+def bulk_cells(state: bytes) -> CellBatch:
+    """A stored `CellsRecorded` (written by this store's own serializer, so every cell
+    states every field) decoded in one call, its cells as rows."""
+    data = pydantic_core.from_json(state)
+    rows = [(c["key"], c["outcome"], c["score"], c["metrics"]) for c in data["cells"]]
+    return CellBatch(datetime.fromisoformat(data["timestamp"]), rows)
 
 
 class NotificationLog(Protocol):
@@ -46,6 +60,11 @@ class ProjectionRunner:
         self.mapper = mapper
         self.store = store
         self.projections = list(projections)
+        # Cell batches stored as plain JSON of the current class version are decoded
+        # in bulk, without a pydantic model per cell.
+        self._bulk = (
+            mapper.cipher is None and mapper.compressor is None and CellsRecorded.class_version == 1
+        )
 
     def by_name(self, names: Sequence[str] | None) -> list[Projection]:
         if not names:
@@ -70,15 +89,21 @@ class ProjectionRunner:
             after = notes[-1].id
 
     def envelope(self, note: Notification) -> Envelope:
-        event = cast(Event, self.mapper.to_domain_event(note))
+        stream = note.originator_id
+        state = note.state
+        bulk = self._bulk and note.topic == CELLS_TOPIC
         return Envelope(
             position=note.id,
-            stream=event.originator_id,
+            stream=stream if isinstance(stream, UUID) else UUID(stream),
             version=note.originator_version,
             topic=note.topic,
-            state=note.state,
-            event=event,
+            state=state,
+            decode=partial(self._decode, note),
+            decode_cells=partial(bulk_cells, state) if bulk else None,
         )
+
+    def _decode(self, note: Notification) -> Event:
+        return cast(Event, self.mapper.to_domain_event(note))
 
     def outdated(self) -> list[Projection]:
         states = self.store.states()

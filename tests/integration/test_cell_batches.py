@@ -1,0 +1,154 @@
+"""Cells take short cuts on the hot path (serialized once, decoded in bulk, folded only by
+the projections that read them); each short cut gives exactly what the long way gives."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import sqlite3
+import textwrap
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchledger.adapters.store.bootstrap import Services, Settings, build
+from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTranscoder
+from benchledger.adapters.store.projection_runner import bulk_cells
+from benchledger.domain.ledger_base import CELL_BATCH
+from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile, cells_json
+from benchledger.domain.run import CellsRecorded
+from benchledger.domain.signatures import sha256_hex
+from benchledger.projections.base import Envelope
+from benchledger.projections.registry import all_projections
+
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SCALARS = st.one_of(
+    st.integers(-(10**25), 10**25),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.booleans(),
+    st.none(),
+)
+METRICS = st.dictionaries(
+    st.text(max_size=5), st.one_of(SCALARS, st.lists(SCALARS, max_size=3)), max_size=3
+)
+CELLS = st.lists(
+    st.builds(
+        Cell,
+        key=st.text(min_size=1, max_size=6),
+        outcome=st.sampled_from(["passed", "failed", "error", "skipped"]),
+        score=st.one_of(st.none(), st.floats(0, 1)),
+        metrics=METRICS,
+    ),
+    max_size=12,
+)
+HEADER = RunHeader(benchmark="b", agent="a", model="m", status="succeeded", config={"t": 0.5})
+
+
+def batches(cells: tuple[Cell, ...], size: int) -> list[bytes]:
+    return [cells_json(cells[i : i + size]) for i in range(0, len(cells), size)]
+
+
+class TestSerializedOnce:
+    @FUZZ
+    @given(cells=CELLS, size=st.integers(1, 5))
+    def test_hashing_the_serialized_batches_gives_the_record_hash(
+        self, cells: list[Cell], size: int
+    ) -> None:
+        record = RunRecord(header=HEADER, cells=tuple(cells))
+        assert record.content_sha256(batches(record.cells, size)) == record.content_sha256()
+
+    @FUZZ
+    @given(cells=CELLS.filter(bool))
+    def test_an_event_with_serialized_cells_is_stored_as_pydantic_writes_it(
+        self, cells: list[Cell]
+    ) -> None:
+        run_id = uuid4()
+        plain = CellsRecorded(originator_id=run_id, originator_version=2, cells=tuple(cells))
+        quick = CellsRecorded.serialized(run_id, 2, tuple(cells), cells_json(cells))
+        quick = quick.model_copy(update={"timestamp": plain.timestamp})
+        quick._cells_json = cells_json(cells)  # model_copy keeps private state; be explicit
+        mapper = PydanticMapper(transcoder=PydanticTranscoder())
+        stored = mapper.to_stored_event(quick).state
+        assert stored == mapper.to_stored_event(plain).state
+        assert quick == plain  # the serialized bytes are no part of its value
+
+
+def rows_of(services: Services) -> dict[str, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(services.settings.db_path)
+    try:
+        return {
+            t.name: conn.execute(f"SELECT * FROM [{t.name}] ORDER BY rowid").fetchall()
+            for p in all_projections()
+            for t in p.tables
+        }
+    finally:
+        conn.close()
+
+
+class TestDecodedInBulk:
+    def test_bulk_decoding_folds_the_same_rows_as_decoding_each_cell(self, db: Path) -> None:
+        odd = {"nan": math.nan, "inf": -math.inf, "big": 10**30, "é": '\u2028\x00"\\', "l": [1]}
+        cells = tuple(
+            Cell(key=f"k{i}é", outcome="passed" if i % 3 else "error", score=i / 7, metrics=m)
+            for i, m in enumerate([odd, {}, {"x": 1.5}, {"n": None}] * (CELL_BATCH // 2))
+        )
+        record = RunRecord(header=HEADER.model_copy(update={"run_key": "r1"}), cells=cells)
+        with build(Settings(db_path=db)) as services:
+            data = record.model_dump_json().encode()
+            source = SourceFile(path="r.json", sha256=sha256_hex(data), size=len(data), format="n")
+            services.ledger.import_runs("native", source, [record])
+            services.runner.catch_up()
+            bulk = rows_of(services)
+            services.runner._bulk = False  # every cell through its pydantic model
+            services.runner.rebuild()
+            assert rows_of(services) == bulk
+        assert len(bulk["cells"]) == len(cells)
+
+    def test_an_envelope_gives_the_same_cells_decoded_either_way(self) -> None:
+        cells = (
+            Cell(key="a", outcome="failed", metrics={"m": [1, "x"]}),
+            Cell(key="b", outcome="passed"),
+        )
+        event = CellsRecorded(originator_id=uuid4(), originator_version=2, cells=cells)
+        state = event.__pydantic_serializer__.to_json(event)
+        args = (7, event.originator_id, 2, CellsRecorded.TOPIC, state)
+        quick = Envelope(*args, decode=lambda: event, decode_cells=lambda: bulk_cells(state))
+        slow = Envelope(*args, decode=lambda: event)
+        assert quick.cells() == slow.cells()
+        assert quick.cells().rows == [
+            ("a", "failed", None, {"m": [1, "x"]}),
+            ("b", "passed", None, {}),
+        ]
+
+
+def folded_event_classes(projection: Any) -> set[str]:
+    """The event classes a projection's fold tests for with isinstance."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(type(projection).fold)))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+            for part in ast.walk(node.args[1]):
+                if isinstance(part, ast.Name):
+                    names.add(part.id)
+        if isinstance(node, ast.Attribute) and node.attr == "TOPIC":
+            names.add(getattr(node.value, "id", ""))
+    return names
+
+
+class TestTopics:
+    @pytest.mark.parametrize("projection", all_projections(), ids=lambda p: p.name)
+    def test_a_projection_is_sent_every_event_its_fold_reads(self, projection: Any) -> None:
+        if projection.topics is None:
+            return  # sent every event
+        declared = {topic.rsplit(":", 1)[1] for topic in projection.topics}
+        assert folded_event_classes(projection) <= declared
+
+    def test_the_audit_projections_see_every_event(self) -> None:
+        every = {p.name for p in all_projections() if p.topics is None}
+        assert {"events", "chain"} <= every
