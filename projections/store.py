@@ -8,14 +8,18 @@ swaps them in with one transaction, so a reader never sees half a table.
 from __future__ import annotations
 
 import fcntl
+import importlib
 import os
 import sqlite3
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
 from benchledger.projections.base import Envelope, Projection, Table, group_changes
 from benchledger.projections.versions import STATE_TABLE
@@ -52,19 +56,51 @@ def prepare_new_file(path: Path) -> None:
         conn.close()
 
 
+# What sqlite-utils imports whenever it is installed, for DataFrame and array values the
+# read models never hold: pandas alone takes 0.3-0.4 s, longer than a whole command.
+_OPTIONAL = ("pandas", "numpy")
+
+
+def _sqlite_utils() -> Any:
+    """sqlite-utils, imported when tables are first created and without its optional
+    pandas and numpy (unless this process imported them already: then they stay)."""
+    if "sqlite_utils" in sys.modules:
+        return sys.modules["sqlite_utils"]
+    hidden = [name for name in _OPTIONAL if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # makes `import name` fail
+    try:
+        return importlib.import_module("sqlite_utils")
+    finally:
+        for name in hidden:
+            del sys.modules[name]
+
+
+def table_exists(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
 class ReadModelStore:
     def __init__(self, path: Path | str, *, conn: sqlite3.Connection | None = None) -> None:
         """The read models in `path`; over `conn` (e.g. a read-only one) if given, as they are."""
         self.path = Path(path)
         self.conn = conn or connect(self.path)
-        self.db = sqlite_utils.Database(self.conn)
         self._in_transaction = False
-        if conn is None and not self.db[STATE_TABLE].exists():
+        if conn is None and not table_exists(self.conn, STATE_TABLE):
             self.conn.execute(
                 f"CREATE TABLE IF NOT EXISTS [{STATE_TABLE}] "
                 "(projection TEXT PRIMARY KEY, version INTEGER NOT NULL, "
                 "position INTEGER NOT NULL)"
             )
+
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """The read models through sqlite-utils, which creates their tables."""
+        database: sqlite_utils.Database = _sqlite_utils().Database(self.conn)
+        return database
 
     def close(self) -> None:
         self.conn.close()
@@ -123,7 +159,7 @@ class ReadModelStore:
         )
 
     def has_tables(self, projection: Projection) -> bool:
-        return all(self.db[t.name].exists() for t in projection.tables)
+        return all(table_exists(self.conn, t.name) for t in projection.tables)
 
     def create_tables(self, projection: Projection, suffix: str = "") -> dict[str, str]:
         names = {}

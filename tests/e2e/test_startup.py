@@ -155,3 +155,35 @@ class TestReadModelVersions:
             version, tables = READ_MODELS[p.name]
             assert p.version == version, p.name
             assert tuple(t.name for t in p.tables) == tables, p.name
+
+
+class TestOptionalHeavyPackages:
+    """sqlite-utils imports pandas and numpy whenever they are installed (0.3-0.4 s,
+    more than a whole command); the read models use neither, so they stay unloaded."""
+
+    def test_writing_a_ledger_loads_neither_pandas_nor_numpy_when_installed(
+        self, tmp_path: Path
+    ) -> None:
+        fake = tmp_path / "site"
+        for name in ("pandas", "numpy"):
+            (fake / name).mkdir(parents=True)
+            marker = tmp_path / f"{name}-imported"
+            (fake / name / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+        code = (
+            "import sys\nfrom benchledger.commands.cli import cli\n"
+            f"sys.path.insert(0, {str(fake)!r})\n"
+            "import importlib.util\n"
+            "assert importlib.util.find_spec('pandas') is not None\n"
+            "try:\n    cli(sys.argv[1:], prog_name='benchledger')\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, "--db", str(tmp_path / "ledger.db"), "demo"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "ledger.db").stat().st_size > 0
+        assert not (tmp_path / "pandas-imported").exists()
+        assert not (tmp_path / "numpy-imported").exists()
