@@ -155,7 +155,7 @@ class Importing(LedgerBase):
             return ImportOutcome("unchanged", tuple(outcomes), 0)
         closing: list[Event] = list(notes)
         for name, record in sorted(new_benchmarks.items()):
-            if self.get_benchmark(name) is None:
+            if self._first_event(benchmark_id_for(name)) is None:  # not registered yet
                 registered = benchmark_model.register(
                     benchmark_id_for(name),
                     None,
