@@ -95,6 +95,8 @@ class Table:
     pk: tuple[str, ...] = ()
     indexes: tuple[tuple[str, ...], ...] = ()
     not_null: frozenset[str] = field(default_factory=frozenset)
+    # Bookkeeping of its projection, not a read model to browse (hidden in Datasette).
+    internal: bool = False
 
 
 class Projection:
@@ -112,6 +114,11 @@ class Projection:
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         raise NotImplementedError
+
+    def settle(self) -> Iterable[Change]:
+        """Changes that finish a transaction's folds (most have none): run once after
+        the last event folded in it, before it commits."""
+        return ()
 
     def check_rebuilt(self, read: Any, live: dict[str, str], fresh: dict[str, str]) -> None:
         """Refuse to swap in rebuilt tables that contradict the live ones (most never do)."""

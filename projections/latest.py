@@ -82,22 +82,37 @@ SELECT = (
     "coalesce(ended_at, started_at, recorded_at), config, metrics, tokens, artifacts, error, "
     "source_path, run_dir, position"
 )
-KEY = (
-    "benchmark = (SELECT benchmark FROM [{candidates}] WHERE run_id = :run) "
-    "AND agent = (SELECT agent FROM [{candidates}] WHERE run_id = :run)"
+# A (benchmark, agent) whose candidates changed is marked pending; at the end of the
+# transaction (`settle`) every pending key is re-selected at once. Re-selecting after
+# each event instead made an import quadratic in the runs of one key.
+PENDING = (
+    "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) "
+    "SELECT benchmark, agent FROM [{candidates}] WHERE run_id = ?"
 )
-NEWEST = " ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC LIMIT 1"
-REFRESH = [
-    f"DELETE FROM [{{latest}}] WHERE {KEY}",
-    f"INSERT INTO [{{latest}}] ({COLUMNS}) {SELECT} FROM [{{candidates}}] "
-    f"WHERE {KEY} AND synthetic = 0 AND ({REASON}) IS NULL{NEWEST}",
-    f"DELETE FROM [{{quarantine}}] WHERE {KEY}",
-    f"INSERT INTO [{{quarantine}}] ({COLUMNS}, quarantine_reason) {SELECT}, ({REASON}) "
-    f"FROM [{{candidates}}] WHERE {KEY} AND synthetic = 0 "
-    f"AND coalesce(({REASON}), 'running') != 'running'{NEWEST}",
-    f"DELETE FROM [{{baselines}}] WHERE {KEY}",
-    f"INSERT INTO [{{baselines}}] ({COLUMNS}) {SELECT} FROM [{{candidates}}] "
-    f"WHERE {KEY} AND synthetic = 1 AND ({REASON}) IS NULL{NEWEST}",
+PENDING_KEYS = "(benchmark, agent) IN (SELECT benchmark, agent FROM [{latest_pending}])"
+
+
+def _newest(where: str) -> str:
+    """The newest candidate of each pending key among those `where` holds for."""
+    return (
+        "(SELECT *, row_number() OVER (PARTITION BY benchmark, agent "
+        "ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC) AS newest "
+        f"FROM [{{candidates}}] WHERE {PENDING_KEYS} AND {where}) WHERE newest = 1 "
+        "ORDER BY benchmark, agent"
+    )
+
+
+SETTLE = [
+    f"DELETE FROM [{{latest}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{latest}}] ({COLUMNS}) {SELECT} FROM "
+    + _newest(f"synthetic = 0 AND ({REASON}) IS NULL"),
+    f"DELETE FROM [{{quarantine}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{quarantine}}] ({COLUMNS}, quarantine_reason) {SELECT}, ({REASON}) FROM "
+    + _newest(f"synthetic = 0 AND coalesce(({REASON}), 'running') != 'running'"),
+    f"DELETE FROM [{{baselines}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{baselines}}] ({COLUMNS}) {SELECT} FROM "
+    + _newest(f"synthetic = 1 AND ({REASON}) IS NULL"),
+    "DELETE FROM [{latest_pending}]",
 ]
 START = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
@@ -125,6 +140,13 @@ class LatestProjection(Projection):
         Table("latest", ROW, pk=("benchmark", "agent")),
         Table("quarantine", {**ROW, "quarantine_reason": str}, pk=("benchmark", "agent")),
         Table("baselines", ROW, pk=("benchmark", "agent")),
+        # Empty between transactions: the keys to re-select before one commits.
+        Table(
+            "latest_pending",
+            {"benchmark": str, "agent": str},
+            pk=("benchmark", "agent"),
+            internal=True,
+        ),
     )
 
     topics = topics_of(
@@ -192,5 +214,8 @@ class LatestProjection(Projection):
             yield _set("status"), ("recovered", pos, run_id)
         else:
             return
-        for statement in REFRESH:
-            yield statement, {"run": run_id}
+        yield PENDING, (run_id,)
+
+    def settle(self) -> Iterable[Change]:
+        for statement in SETTLE:
+            yield statement, ()

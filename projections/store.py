@@ -12,7 +12,7 @@ import importlib
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import sqlite_utils
 
-from benchledger.projections.base import Envelope, Projection, Table, group_changes
+from benchledger.projections.base import Change, Envelope, Projection, Table, group_changes
 from benchledger.projections.versions import STATE_TABLE
 
 REBUILD_SUFFIX = "__rebuild"
@@ -205,7 +205,15 @@ class ReadModelStore:
         if not envelopes:
             return
         projection.prepare(self._read_one, names)
-        changes = (change for envelope in envelopes for change in projection.fold(envelope))
+        self._execute(names, (c for envelope in envelopes for c in projection.fold(envelope)))
+
+    def settle(self, projection: Projection, names: dict[str, str]) -> None:
+        """Run what finishes the transaction's folds (`Projection.settle`); call inside
+        `write()`, after the last `apply` of the transaction."""
+        assert self._in_transaction
+        self._execute(names, projection.settle())
+
+    def _execute(self, names: dict[str, str], changes: Iterable[Change]) -> None:
         for sql, batch in group_changes(changes):
             statement = sql.format(**names)
             if not batch:

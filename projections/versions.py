@@ -16,7 +16,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "cells": (1, ("cells",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
-    "latest": (3, ("candidates", "latest", "quarantine", "baselines")),
+    "latest": (4, ("candidates", "latest", "quarantine", "baselines", "latest_pending")),
     "verdicts": (
         1,
         ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),

@@ -130,14 +130,14 @@ class ProjectionRunner:
                 start = min(states[p.name][1] for p in self.projections)
                 notes = self.recorder.select_notifications(start, PAGE, inclusive_of_start=False)
                 if not notes:
+                    self._settle(self.store, {p.name: _live(p) for p in self.projections})
                     return applied
                 envelopes = [self.envelope(n) for n in notes]
                 for p in self.projections:
                     seen = states[p.name][1]
                     todo = [e for e in envelopes if e.position > seen]
                     if todo:
-                        names = {t.name: t.name for t in p.tables}
-                        self.store.apply(p, names, todo)
+                        self.store.apply(p, _live(p), todo)
                         self.store.set_state(p.name, p.version, todo[-1].position)
                 applied += len(envelopes)
                 if progress:
@@ -175,6 +175,7 @@ class ProjectionRunner:
                     self.store.apply(p, fresh[p.name], page)
                 position = page[-1].position
                 count += len(page)
+            self._settle(self.store, {p.name: fresh[p.name] for p in targets})
             for p in targets:
                 self.store.swap_in(p, REBUILD_SUFFIX)
                 self.store.set_state(p.name, p.version, position)
@@ -192,9 +193,20 @@ class ProjectionRunner:
                         store.apply(p, names[p.name], page)
                 count += len(page)
             with store.write():
+                self._settle(store, names)
                 for p in self.projections:
                     store.set_state(p.name, p.version, position)
         return count
+
+    def _settle(self, store: ReadModelStore, names: dict[str, dict[str, str]]) -> None:
+        """Finish the transaction's folds (see `Projection.settle`) before it commits."""
+        for p in self.projections:
+            if p.name in names:
+                store.settle(p, names[p.name])
+
+
+def _live(projection: Projection) -> dict[str, str]:
+    return {t.name: t.name for t in projection.tables}
 
 
 @contextmanager

@@ -26,9 +26,13 @@ from benchledger.adapters.publication.browse import datasette_for, metadata_for
 from benchledger.commands.cli import cli
 from benchledger.projections.registry import all_projections
 
-READ_MODEL_TABLES = {t.name for p in all_projections() for t in p.tables}
+READ_MODEL_TABLES = {t.name for p in all_projections() for t in p.tables if not t.internal}
 
-INTERNAL_TABLES = ("stored_events", "_projection_state")
+INTERNAL_TABLES = (
+    "stored_events",
+    "_projection_state",
+    *(t.name for p in all_projections() for t in p.tables if t.internal),
+)
 
 
 def build_demo_ledger(path: Path) -> Path:

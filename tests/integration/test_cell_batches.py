@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchledger.adapters.store import projection_runner
 from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTranscoder
 from benchledger.adapters.store.projection_runner import bulk_cells
@@ -152,3 +153,38 @@ class TestTopics:
     def test_the_audit_projections_see_every_event(self) -> None:
         every = {p.name for p in all_projections() if p.topics is None}
         assert {"events", "chain"} <= every
+
+
+class TestLatestSettlesOncePerTransaction:
+    def test_many_runs_of_one_key_are_re_selected_once_not_per_run(
+        self, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Re-selecting a key after every event made an import quadratic in the runs of
+        one (benchmark, agent); a catch-up now re-selects each changed key once."""
+        with build(Settings(db_path=db)) as services:
+            services.runner.catch_up()  # tables exist: what follows is one catch-up
+            for i in range(40):
+                started = f"2026-05-{1 + i % 28:02d}T10:{i:02d}:00+00:00"
+                header = RunHeader.model_validate(
+                    {**HEADER.model_dump(), "run_key": f"r{i}", "started_at": started, "score": 0.5}
+                )
+                record = RunRecord(header=header, cells=(Cell(key="k", outcome="passed"),))
+                data = record.model_dump_json().encode()
+                source = SourceFile(
+                    path=f"r{i}.json", sha256=sha256_hex(data), size=len(data), format="native"
+                )
+                services.ledger.import_runs("native", source, [record])
+            monkeypatch.setattr(projection_runner, "PAGE", 10)  # many pages, one transaction
+            statements: list[str] = []
+            services.store.conn.set_trace_callback(statements.append)
+            try:
+                services.runner.catch_up()
+            finally:
+                services.store.conn.set_trace_callback(None)
+        selects = [s for s in statements if s.startswith("INSERT INTO [latest] (")]
+        assert len(selects) == 1
+        with sqlite3.connect(db) as conn:
+            newest = conn.execute("SELECT max(started_at) FROM candidates").fetchone()[0]
+            picked = conn.execute("SELECT started_at FROM latest").fetchall()
+            assert conn.execute("SELECT count(*) FROM latest_pending").fetchone() == (0,)
+        assert picked == [(newest,)]

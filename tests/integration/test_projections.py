@@ -16,12 +16,22 @@ from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile
 from benchledger.domain.signatures import sha256_hex
 from benchledger.projections.registry import all_projections
 
-TABLES = [t.name for p in all_projections() for t in p.tables]
+# A table with a primary key is read in key order (its rows' physical order is no fact:
+# `latest` re-selects a key once per transaction, so it depends on how events were
+# batched); any other table in insertion order, which its folds determine.
+ORDER = {
+    t.name: ", ".join(f"[{c}]" for c in t.pk) if t.pk else "rowid"
+    for p in all_projections()
+    for t in p.tables
+}
 
 
 def dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     with sqlite3.connect(db) as conn:
-        return {t: conn.execute(f"SELECT * FROM [{t}] ORDER BY rowid").fetchall() for t in TABLES}
+        return {
+            t: conn.execute(f"SELECT * FROM [{t}] ORDER BY {order}").fetchall()
+            for t, order in ORDER.items()
+        }
 
 
 def record(i: int, cells: int, score: float | None = 0.5, bench: str = "bfcl") -> RunRecord:
