@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.adapters.formats import orchestrator_hyperliquid as hyperliquid
+from benchledger.adapters.formats.common import read_bytes
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_sources import (
     SQLITE_MAGIC,
@@ -32,6 +33,7 @@ from benchledger.adapters.formats.orchestrator_sources import (
     parse_row_file,
     parse_sqlite,
     parse_viewer,
+    stream_sqlite,
     wal_file,
 )
 from benchledger.domain.errors import InputFormatError
@@ -115,3 +117,14 @@ def parse(
         yield from parse_viewer(path, doc)
     else:
         yield from parse_row_file(path, doc)
+
+
+def stream(path: Path, defaults: dict[str, Any] | None = None) -> Iterator[RunRecord | SkipRecord]:
+    """`parse`, reading an orchestrator.sqlite in batches of rows from a copy of its file
+    (a 50,000-row database is hundreds of MiB); other files are small and read whole."""
+    with path.open("rb") as f:
+        head = f.read(len(SQLITE_MAGIC))
+    if head == SQLITE_MAGIC:
+        yield from stream_sqlite(path)
+    else:
+        yield from parse(path, read_bytes(path), defaults)

@@ -56,21 +56,42 @@ def wal_file(path: Path) -> Path:
 
 def parse_sqlite(path: Path, data: bytes) -> Iterator[Parsed]:
     """Every finished row of benchmark_runs, by run_id; migration columns are optional."""
-    name = str(path)
     if not data.startswith(SQLITE_MAGIC):
-        raise InputFormatError(name, "not an SQLite database (bad header)")
+        raise InputFormatError(str(path), "not an SQLite database (bad header)")
+    yield from _sqlite_records(path, data)
+
+
+def stream_sqlite(path: Path) -> Iterator[Parsed]:
+    """`parse_sqlite`, copying the database file by file rather than holding it, and
+    reading its rows a batch at a time: memory holds a batch, never the database."""
+    with path.open("rb") as f:
+        if not f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+            raise InputFormatError(str(path), "not an SQLite database (bad header)")
+    yield from _sqlite_records(path, None)
+
+
+# Rows fetched at a time from benchmark_runs.
+ROW_BATCH = 500
+
+
+def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
+    name = str(path)
     for raw in _sqlite_rows(path, data):
         record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.")
         if record is not None:
             yield record
 
 
-def _sqlite_rows(path: Path, data: bytes) -> list[dict[str, Any]]:
-    # Read a private copy (with its write-ahead log, where rows may still live), so the
-    # orchestrator's own files are never locked or checkpointed by an import.
+def _sqlite_rows(path: Path, data: bytes | None) -> Iterator[dict[str, Any]]:
+    """The rows of benchmark_runs, by run_id, from a private copy of the database (its
+    bytes `data`, else its file) with its write-ahead log, where rows may still live:
+    the orchestrator's own files are never locked or checkpointed by an import."""
     with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
         copy = Path(tmp) / "orchestrator.sqlite"
-        copy.write_bytes(data)
+        if data is None:
+            shutil.copyfile(path, copy)
+        else:
+            copy.write_bytes(data)
         if wal_file(path).is_file():
             shutil.copyfile(wal_file(path), wal_file(copy))
         try:
@@ -87,7 +108,8 @@ def _sqlite_rows(path: Path, data: bytes) -> list[dict[str, Any]]:
                     str(path), "no benchmark_runs table: not an orchestrator database"
                 )
             cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
-            return [dict(r) for r in cursor]
+            while batch := cursor.fetchmany(ROW_BATCH):
+                yield from (dict(r) for r in batch)
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"unreadable SQLite database: {e}") from None
         except UnicodeDecodeError as e:

@@ -93,6 +93,17 @@ def file_sha256(path: Path) -> tuple[hashlib._Hash, int]:
     return digest, size
 
 
+def _hash_into(digest: hashlib._Hash, path: Path) -> None:
+    """Add a file's bytes to `digest`, a MiB at a time."""
+    with open_regular(path) as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+
+
+def _identity(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
 class Importer:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -123,9 +134,12 @@ class Importer:
                 digest, size = file_sha256(path)
             else:
                 digest, size = hashlib.sha256(data), len(data)
-            for member in formats.members(fmt, path):
+            parts = formats.members(fmt, path)
+            for member in parts:
                 # A multi-file result: any member changing makes it a new version.
-                digest.update(b"\0" + member.name.encode() + b"\0" + read_bytes(member))
+                digest.update(b"\0" + member.name.encode() + b"\0")
+                _hash_into(digest, member)
+            seen_parts = [_identity(os.stat(member)) for member in parts]
             source = SourceFile(path=name, sha256=digest.hexdigest(), size=size, format=fmt.NAME)
             given = dict(defaults or {})
 
@@ -134,12 +148,10 @@ class Importer:
                 # The file was hashed in a first pass and parsed in a second one: a file
                 # rewritten in between must not be recorded under the first pass's hash.
                 # Raising here, before the file's transaction commits, appends nothing.
-                now = os.stat(path)
-                if (now.st_size, now.st_mtime_ns, now.st_ino) != (
-                    seen.st_size,
-                    seen.st_mtime_ns,
-                    seen.st_ino,
-                ):
+                # Its members too, as they are now: a write-ahead log that appeared counts.
+                now_parts = formats.members(fmt, path)
+                now = [_identity(os.stat(p)) for p in (path, *now_parts)]
+                if now_parts != parts or now != [_identity(seen), *seen_parts]:
                     raise InputFormatError(
                         str(path), "changed while it was being imported; nothing was recorded"
                     )

@@ -1,0 +1,117 @@
+"""An orchestrator.sqlite is read in batches of rows from a copy of its file, and gives
+what reading it whole gives; a database written to while it is imported records nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchledger.adapters import formats
+from benchledger.adapters.formats import orchestrator_sources
+from tests.conftest import Invoke
+from tests.unit.test_format_orchestrator import db_row, make_db
+
+
+def many_rows(n: int) -> list[dict[str, Any]]:
+    rows = []
+    for i in range(n):
+        status = ("succeeded", "failed", "skipped", "incompatible")[i % 4]
+        prefix = {"skipped": "skip", "incompatible": "incompat"}.get(status, "run")
+        metrics = {"n": 10, "return_code": 0} if prefix == "run" else {"reason": "x"}
+        rows.append(
+            db_row(
+                run_id=f"{prefix}_bench{i % 3}_20260512T1015{i % 60:02d}Z_{1 + i // 60}_{i:08x}",
+                benchmark_id=f"bench{i % 3}",
+                benchmark_directory=f"bench{i % 3}",
+                status=status,
+                metrics=metrics,
+            )
+        )
+    return rows
+
+
+def stored_events(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM stored_events").fetchone()[0])
+
+
+class TestStreamedDatabase:
+    def test_batches_of_rows_give_what_the_whole_database_gives(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        db = make_db(tmp_path / "orchestrator.sqlite", many_rows(23))
+        fmt = formats.load("orchestrator")
+        monkeypatch.setattr(orchestrator_sources, "ROW_BATCH", 4)
+        streamed = list(formats.stream(fmt, db))
+        whole = formats.parse(fmt, db, db.read_bytes())
+        assert streamed == whole and len(whole) == 23
+
+    def test_rows_still_in_the_write_ahead_log_are_read(self, tmp_path: Path) -> None:
+        db = make_db(tmp_path / "orchestrator.sqlite", many_rows(2))
+        keep = sqlite3.connect(db)  # holds the log open: it is not checkpointed away
+        keep.execute("PRAGMA wal_autocheckpoint=0")
+        row = many_rows(3)[2]
+        names = ", ".join(row)
+        keep.execute(
+            f"INSERT INTO benchmark_runs ({names}) VALUES ({', '.join('?' * len(row))})",
+            list(row.values()),
+        )
+        keep.commit()
+        try:
+            assert db.with_name(db.name + "-wal").stat().st_size > 0
+            records = list(formats.stream(formats.load("orchestrator"), db))
+        finally:
+            keep.close()
+        assert len(records) == 3
+
+    def test_a_database_written_to_while_it_is_imported_records_nothing(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", many_rows(8))
+        streamed = formats.stream
+
+        def stream_while_the_orchestrator_writes(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            for i, record in enumerate(streamed(*args, **kwargs)):
+                if i == 0 and args[1] == source:  # the orchestrator records a run meanwhile
+                    conn = sqlite3.connect(source)
+                    conn.execute("PRAGMA wal_autocheckpoint=0")
+                    conn.execute("UPDATE benchmark_runs SET score = 0.1")
+                    conn.commit()
+                    conn.close()
+                yield record
+
+        invoke("demo")
+        monkeypatch.setattr(formats, "stream", stream_while_the_orchestrator_writes)
+        before = stored_events(db)
+        result = invoke("import", str(source), expect=1)
+        assert "orchestrator.sqlite: changed while it was being imported" in result.stderr
+        assert stored_events(db) == before
+
+    def test_a_log_that_grows_or_appears_while_it_is_imported_records_nothing(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", many_rows(8))
+        writer = sqlite3.connect(source)  # stays open: its writes stay in the log
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        streamed = formats.stream
+
+        def stream_while_the_orchestrator_writes(*args: Any, **kwargs: Any) -> Iterator[Any]:
+            for i, record in enumerate(streamed(*args, **kwargs)):
+                if i == 0 and args[1] == source:
+                    writer.execute("UPDATE benchmark_runs SET score = 0.2")
+                    writer.commit()
+                yield record
+
+        invoke("demo")
+        monkeypatch.setattr(formats, "stream", stream_while_the_orchestrator_writes)
+        before = stored_events(db)
+        try:
+            result = invoke("import", str(source), expect=1)
+        finally:
+            writer.close()
+        assert "changed while it was being imported" in result.stderr
+        assert stored_events(db) == before
