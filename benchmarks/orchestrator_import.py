@@ -12,6 +12,13 @@ append nothing). A plain baseline in this process copies the database, reads the
 rows (SELECT * ... ORDER BY run_id) and inserts them into one table of a new SQLite file
 (same columns, WAL, one commit). Goal: < 300 MB peak RSS at 50k rows, import time growing
 about linearly with the rows.
+
+With `--orchestrator CHECKOUT` (a checkout of github.com/elizaOS/benchmarks), the
+orchestrator's own `export-viewer-data` of the same database is timed too, as a child
+process: the issue's goal is an import faster than that export. It runs on a private copy
+of the checkout's code and data files in the work folder, because the export writes into
+`<its checkout>/benchmark_results/` (and repairs the database it reads); the checkout
+itself is never written to.
 """
 
 from __future__ import annotations
@@ -762,6 +769,54 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     )
 
 
+# The parts of an elizaOS/benchmarks checkout its orchestrator imports or discovers
+# adapters from; large data files are left out of the private copy.
+ORCHESTRATOR_PARTS = ("suites", "registry", "lib", "harnesses")
+ORCHESTRATOR_SUFFIXES = (".py", ".json", ".toml", ".yaml", ".yml", ".md")
+
+
+def orchestrator_copy(checkout: Path, target: Path) -> Path:
+    """A private copy of the orchestrator's code as the package `benchmarks` under
+    `target` (its top-level modules, and the code and data files of ORCHESTRATOR_PARTS)."""
+    package = target / "benchmarks"
+    package.mkdir(parents=True)
+    for path in checkout.glob("*.py"):
+        shutil.copy2(path, package / path.name)
+    for part in ORCHESTRATOR_PARTS:
+        for path in (checkout / part).rglob("*"):
+            if path.is_file() and path.suffix in ORCHESTRATOR_SUFFIXES and ".git" not in path.parts:
+                out = package / path.relative_to(checkout)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, out)
+    return package
+
+
+def orchestrator_export(package: Path, source: Path) -> float:
+    """Seconds for the orchestrator's `export-viewer-data` of a copy of `source`."""
+    results = package / "benchmark_results"
+    shutil.rmtree(results, ignore_errors=True)
+    results.mkdir()
+    shutil.copy2(source, results / "orchestrator.sqlite")
+    wal = source.with_name(source.name + "-wal")
+    if wal.exists():
+        shutil.copy2(wal, results / "orchestrator.sqlite-wal")
+    env = {**os.environ, "PYTHONPATH": str(package)}
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.suites.orchestrator", "export-viewer-data"],
+        cwd=package.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0 or not (results / "viewer_data.json").is_file():
+        raise SystemExit(
+            f"orchestrator export-viewer-data: exit {done.returncode}\n{done.stderr[-2000:]}"
+        )
+    return elapsed
+
+
 def parse_sizes(text: str) -> list[int]:
     sizes = [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
     if not sizes or min(sizes) < 1:
@@ -789,6 +844,12 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, help="work in DIR (empty or new) and keep it")
     parser.add_argument(
+        "--orchestrator",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also time the orchestrator's own export-viewer-data (elizaOS/benchmarks checkout)",
+    )
+    parser.add_argument(
         "--trajectories-per-run",
         type=int,
         default=3,
@@ -799,16 +860,28 @@ def main() -> None:
         parser.error("--trajectories-per-run must be >= 0")
     if args.keep and args.keep.exists() and any(args.keep.iterdir()):
         parser.error(f"--keep {args.keep}: directory is not empty")
+    if args.orchestrator and not (args.orchestrator / "suites" / "orchestrator").is_dir():
+        parser.error(f"--orchestrator {args.orchestrator}: no suites/orchestrator in it")
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchledger-orch-import-"))
     results: list[Result] = []
+    exports: dict[int, float] = {}
     header = (
         f"{'rows':>10} {'step':<10} {'wall s':>8} {'rows/s':>10} {'peak RSS MiB':>13} "
         f"{'ledger MiB':>11}"
     )
     try:
+        package = (
+            orchestrator_copy(args.orchestrator, work / "orchestrator")
+            if args.orchestrator
+            else None
+        )
         for rows in args.sizes:
             r = one_size(work, rows, args.trajectories_per_run)
             results.append(r)
+            if package is not None:
+                exports[rows] = orchestrator_export(
+                    package, work / f"size-{rows}" / "orchestrator.sqlite"
+                )
             print(describe(r))
             print(header)
             for step, wall, rss in (
@@ -834,17 +907,25 @@ def main() -> None:
                 f"(plain {r.plain_wall:.2f} s / benchledger import {r.import_wall:.2f} s)",
                 flush=True,
             )
+            if rows in exports:
+                t = exports[rows]
+                print(
+                    f"PEER orchestrator export-viewer-data at {rows:,} rows: {t:.2f} s; "
+                    f"benchledger import {r.import_wall:.2f} s = {r.import_wall / t:.2f} of it "
+                    f"(goal: below 1.00: {'met' if r.import_wall < t else 'NOT met'})",
+                    flush=True,
+                )
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    summarize(results)
+    summarize(results, bool(exports))
     if args.keep:
         print(f"kept: {work}")
     if any(r.reimport_events for r in results):
         raise SystemExit(1)
 
 
-def summarize(results: list[Result]) -> None:
+def summarize(results: list[Result], peer: bool = False) -> None:
     small = min(results, key=lambda r: r.rows)
     big = max(results, key=lambda r: r.rows)
     if big.rows > small.rows:
@@ -877,10 +958,11 @@ def summarize(results: list[Result]) -> None:
         f"at {big.rows:,} rows: import {big.import_rss:.1f} MiB, re-import "
         f"{big.reimport_rss:.1f} MiB: {verdict}"
     )
-    print(
-        "not run: the orchestrator's own export-viewer-data (or any orchestrator code); "
-        "no figure here compares against it"
-    )
+    if not peer:
+        print(
+            "not run: the orchestrator's own export-viewer-data (give --orchestrator CHECKOUT); "
+            "no figure here compares against it"
+        )
 
 
 if __name__ == "__main__":
