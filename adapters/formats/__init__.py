@@ -41,6 +41,9 @@ class Format(Protocol):
 # a native file (or starting any command) does not pay for building every parser.
 NAMES = (
     "native",
+    # Claims only BFCL's own file names (BFCL_v<N>_<category>_score.json, data_*.csv
+    # tables headed Rank,...Model): no other format's file is named so.
+    "bfcl",
     "orchestrator",
     "alwm",
     "swebench",

@@ -44,6 +44,7 @@ def test_every_result_file_imports_and_nothing_fails(
     assert states["failed"] == states["conflict"] == 0
     formats = Counter(r["format"] for r in reports if r["state"] != "ignored")
     assert set(formats) == {
+        "bfcl",
         "swebench",
         "lm_eval",
         "inspect_ai",
