@@ -46,6 +46,9 @@ NAMES = (
     "bfcl",
     "orchestrator",
     "alwm",
+    # Before swebench: a `tb run` of an adapted SWE-bench dataset names instances by
+    # their SWE-bench ids, and a run folder may be called `results`.
+    "terminal_bench_harness",
     "swebench",
     "lm_eval",
     "inspect_ai",
