@@ -22,11 +22,15 @@ class Publication:
     baselines: dict[Key, dict[str, Any]]
     benchmarks: dict[str, dict[str, Any]]
     generated_at: str | None
+    # Registered benchmarks in scope (by the registry or by an import): with or without
+    # rows, each is part of the matrix, as the orchestrator's matrix covers every
+    # benchmark it knows.
+    registered: frozenset[str] = frozenset()
 
     @property
     def benchmark_ids(self) -> list[str]:
         keys = set(self.latest) | set(self.quarantine) | set(self.baselines)
-        return sorted({b for b, _ in keys})
+        return sorted({b for b, _ in keys} | self.registered)
 
     @property
     def harnesses(self) -> list[str]:
@@ -69,6 +73,7 @@ def load(
         return {(r["benchmark"], r["agent"]): r for r in queries.publication(table) if keep(r)}
 
     position, head = queries.head()
+    benchmarks = queries.benchmarks()
     times = queries.conn.execute(
         "SELECT max(time) FROM events WHERE position <= ?", (position,)
     ).fetchone()
@@ -78,6 +83,7 @@ def load(
         latest=keyed("latest"),
         quarantine=keyed("quarantine"),
         baselines=keyed("baselines"),
-        benchmarks={b["benchmark"]: b for b in queries.benchmarks()},
+        benchmarks={b["benchmark"]: b for b in benchmarks},
         generated_at=times[0] if times else None,
+        registered=frozenset(b["benchmark"] for b in benchmarks if keep(b)),
     )

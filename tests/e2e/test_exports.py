@@ -649,3 +649,23 @@ class TestEveryExportIsTraceable:
         index = read(tmp_path / "export" / "latest" / "index.json")
         assert receipt["position"] == index["ledger_position"] == 0
         assert index["latest"] == {} and index["matrix_contract"]["benchmarks"] == {}
+
+
+class TestMatrixCoversRegisteredBenchmarks:
+    def test_a_registered_benchmark_without_runs_is_in_the_matrix_as_missing(
+        self, ledger: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        from benchledger.adapters.store.bootstrap import Settings, build
+
+        with build(Settings(db_path=db)) as services:
+            services.ledger.register_benchmark("never-run", unit="accuracy")
+        out = tmp_path / "export"
+        export_latest(ledger, out)
+        matrix = read(out / "latest" / "index.json")["matrix_contract"]
+        entry = matrix["benchmarks"]["never-run"]
+        cells = entry["cells"]
+        assert cells and {cell["state"] for cell in cells.values()} == {"missing"}
+        assert entry["complete"] is False and matrix["status"] == "incomplete"
+        export_latest(ledger, out, "--exclude-benchmarks", "never-run")
+        excluded = read(out / "latest" / "index.json")["matrix_contract"]
+        assert "never-run" not in excluded["benchmarks"]
