@@ -70,8 +70,19 @@ def import_(
     Each file is appended atomically: a file that fails to parse or conflicts
     with what the ledger holds appends nothing. Re-importing the same content
     appends nothing and says so. Every file is read within bounds (see --limit);
-    pipes, devices and symlink loops are skipped unread. Exit 1 if any file
-    failed or conflicted, or if nothing importable was found.
+    pipes, devices and symlink loops are skipped unread.
+
+    A file that is not a result (no format reads it; a pipe, device or broken
+    link) is ignored, named or found in a directory alike, and its message says
+    so. A file that is part of a result read through another file (a SWE-bench
+    per-instance report, a submission's metadata.yaml) is ignored too: it names
+    the imported run it is a member of, or what to import to read it whole. The
+    summary counts ignored files by reason.
+
+    Exit 1 if any file failed or conflicted, if a file named on the command line
+    was ignored (unless it is a member of a run this import recorded), or if
+    nothing importable was found; ignored files found in a directory do not
+    change the exit code.
 
     \b
     Example:
@@ -80,7 +91,12 @@ def import_(
         benchledger import big.eval --limit file-size=2GiB
     """
     from benchledger.adapters.formats import limits
-    from benchledger.adapters.store.importer import Importer, discover
+    from benchledger.adapters.store.importer import (
+        MEMBER_OF_RUN,
+        Importer,
+        discover,
+        explain_members,
+    )
 
     try:
         bounds = limits.current().updated(dict(_limit_pair(o) for o in limit_options))
@@ -104,7 +120,6 @@ def import_(
                     found.path,
                     group=group,
                     format_name=format_name,
-                    explicit=found.explicit,
                     label=found.name,
                     amend=amend,
                     defaults=defaults,
@@ -112,7 +127,9 @@ def import_(
             )
     ledger.close_group(group)
     ctx.services.runner.catch_up()
-    hidden = {"reason"} if fmt in ("json", "nl") else {"reason", "run_ids"}
+    reports = explain_members(files, reports)
+    hidden = {"reason", "members"}
+    hidden |= set() if fmt in ("json", "nl") else {"run_ids", "member_of"}
     rows = [
         {k: v for k, v in asdict(r).items() if k not in hidden}
         for r in reports
@@ -123,23 +140,34 @@ def import_(
         s: sum(1 for r in reports if r.state == s)
         for s in ("imported", "amended", "unchanged", "conflict", "failed", "ignored")
     }
+    reasons = _reasons(reports)
     stderr(
         f"{counts['imported']} imported ({sum(r.new_runs for r in reports)} new runs), "
         f"{counts['amended']} amended, "
         f"{counts['unchanged']} unchanged, {counts['conflict']} conflicting, "
         f"{counts['failed']} failed, {counts['ignored']} ignored"
+        + (f" ({reasons})" if reasons else "")
     )
-    problems = [r for r in reports if r.state in ("conflict", "failed")]
+    problems = [
+        r
+        for found, r in zip(files, reports, strict=True)
+        if r.state in ("conflict", "failed")
+        or (found.explicit and r.state == "ignored" and r.reason != MEMBER_OF_RUN)
+    ]
     if problems:
         for r in problems:
             stderr(f"Error: {r.message}")
         raise SystemExit(1)
     if counts["ignored"] == len(reports):
-        reasons = Counter(r.reason or "not importable" for r in reports)
-        summary = ", ".join(f"{reason}: {n}" for reason, n in reasons.most_common())
         raise click.ClickException(
-            f"no result files found under {_names(paths)} ({len(reports)} ignored: {summary})"
+            f"no result files found under {_names(paths)} ({len(reports)} ignored: {reasons})"
         )
+
+
+def _reasons(reports: list[FileReport]) -> str:
+    """The ignored files counted by reason, most common first."""
+    counted = Counter(r.reason or "not importable" for r in reports if r.state == "ignored")
+    return ", ".join(f"{reason}: {n}" for reason, n in counted.most_common())
 
 
 def _limit_pair(option: str) -> tuple[str, str]:

@@ -67,6 +67,16 @@ class UnknownFormatError(InputFormatError):
     """No parser recognises the file."""
 
 
+class PartOfResultError(UnknownFormatError):
+    """No parser reads the file alone: it is part of a result read through another file
+    (`primary`), which importing `target` (a folder, or `primary` itself) reads whole."""
+
+    def __init__(self, path: str, message: str, *, primary: str, target: str) -> None:
+        self.primary = primary
+        self.target = target
+        super().__init__(path, message)
+
+
 class InputLimitError(InputFormatError):
     """A result file goes beyond a configured bound (size, depth, length...); names it."""
 

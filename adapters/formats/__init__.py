@@ -7,7 +7,9 @@ result: a multi-file result is claimed through one file), `parse(path, data,
 defaults)` yielding `RunRecord`s and `SkipRecord`s or raising
 `InputFormatError` naming the file and field, and optionally `members(path)`:
 the other files the result is made of, so a change to any of them is a new
-version of the result, and optionally `stream(path, defaults)`: what `parse` yields,
+version of the result, optionally `owner(path)`: for a member, the result it is part
+of (`common.Owner`), so that a member imported alone says what to import instead,
+and optionally `stream(path, defaults)`: what `parse` yields,
 read from the file in pieces, so that memory holds one run rather than the file.
 """
 
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from benchledger.adapters.formats import kept
-from benchledger.domain.errors import InputFormatError, UnknownFormatError
+from benchledger.adapters.formats.common import Owner
+from benchledger.domain.errors import InputFormatError, PartOfResultError, UnknownFormatError
 from benchledger.domain.records import RunRecord, SkipRecord
 
 Parsed = RunRecord | SkipRecord
@@ -110,12 +113,27 @@ def members(fmt: Format, path: Path) -> list[Path]:
     return sorted(finder(path)) if finder else []
 
 
+def owner(path: Path) -> Owner | None:
+    """The result a file no format reads alone is part of, when a format knows it."""
+    for name in NAMES:
+        finder = getattr(load(name), "owner", None)
+        found: Owner | None = finder(path) if finder else None
+        if found is not None:
+            return found
+    return None
+
+
 def detect(path: Path, data: bytes) -> Format:
     head = data[:4096]
     for name in NAMES:
         fmt = load(name)
         if fmt.detect(path, head):
             return fmt
+    part = owner(path)
+    if part is not None:
+        raise PartOfResultError(
+            str(path), f"part of {part.what}", primary=str(part.primary), target=str(part.target)
+        )
     raise UnknownFormatError(
         str(path), f"not a known result format (known: {', '.join(sorted(NAMES))})"
     )

@@ -11,7 +11,7 @@ import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from benchledger.adapters.formats import limits
 from benchledger.domain.errors import InputFormatError, NotRegularFileError
@@ -23,6 +23,15 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+class Owner(NamedTuple):
+    """The result a file is part of: read through `primary`, read whole by importing
+    `target` (its folder, or `primary` itself); `what` names it for a reader."""
+
+    primary: Path
+    what: str
+    target: Path
 
 
 def not_regular(mode: int) -> str | None:

@@ -10,6 +10,9 @@ NaN, a list or dict) is `skipped`, i.e. has no verdict. The run's score is that
 scorer's accuracy (else its first non-spread metric), its unit the metric's name;
 every scorer's metrics are in `metrics.scores`, token usage per model in
 `metrics.model_usage` and summed over models in `tokens`.
+The benchmark is the task's own name (`eval.task`): the registry entry that built it
+(`task_registry_name`, which a bridge or a `@task` factory taking a split shares among
+all the tasks it builds) and the display name stay in provenance.
 The agent is the plan's name when it has one, else its solver chain
 (`system_message+generate`), else `inspect_ai`. Logs written without samples get
 their cells from the epoch-reduced `reductions`. A log that never finished

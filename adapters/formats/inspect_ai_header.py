@@ -186,6 +186,8 @@ def provenance(log: LogHeader, cells: list[Cell], cells_from: str | None) -> dic
                 "task": spec.task,
                 "task_id": spec.task_id,
                 "task_file": spec.task_file,
+                "task_registry_name": spec.task_registry_name,
+                "task_display_name": spec.task_display_name,
                 "created": spec.created.isoformat() if spec.created else None,
                 "log_version": log.version,
                 "log_status": log.status,
@@ -219,7 +221,9 @@ def run_header(log: LogHeader, cells: list[Cell], cells_from: str | None) -> dic
     run_key = spec.eval_id or (f"{spec.run_id}:{spec.task_id}" if spec.task_id else spec.run_id)
     return {
         "run_key": run_key,
-        "benchmark": spec.task_registry_name or spec.task,
+        # The task's own name: one registry entry (a bridge, a factory taking a split)
+        # builds many tasks, and its name stays in provenance.
+        "benchmark": spec.task,
         "agent": agent_name(log.plan),
         "provider": provider,
         "model": model,

@@ -87,6 +87,7 @@ class EvalSpec(_Part):
     task_version: StrictInt | StrictStr = 0
     task_file: StrictStr | None = None
     task_registry_name: Text | None = None
+    task_display_name: StrictStr | None = None
     task_args: dict[str, Any] = Field(default_factory=dict)
     dataset: Dataset | None = None
     sandbox: Any = None

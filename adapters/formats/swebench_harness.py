@@ -1,6 +1,15 @@
 """SWE-bench evaluation reports: `run_evaluation` run reports `<model>.<run_id>.json`,
-sb-cli reports `<subset>__<split>__<run_id>.json`, and harness log directories
-`logs/run_evaluation/<run_id>/<model>/<instance>/report.json` standing alone."""
+and sb-cli reports `<subset>__<split>__<run_id>.json` (log directories standing alone:
+`swebench_logs`).
+
+A run report's name joins the model (`/` written `__`) and the run id with a dot, and
+either may hold dots (`claude-haiku-4.5.eval.2025.06.json`), so the name is never split.
+The model is the report's own `model_name_or_path` (or `model`) when it has one; the
+harness writes none, so else it is read from the log directory beside the report, whose
+path `logs/run_evaluation/<run_id>/<model>/` holds the two apart. With neither, the model
+is unknown (a caller's `model` fills it), the run is keyed by the whole name, and a quirk
+says so.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchledger.adapters.formats.common import read_json
 from benchledger.adapters.formats.swebench_common import (
     BENCHMARK_SIZES,
     SIZES,
@@ -21,6 +31,7 @@ from benchledger.adapters.formats.swebench_common import (
     validate,
 )
 from benchledger.adapters.formats.swebench_experiments import instance_reports
+from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, CellOutcome, RunRecord
 
 # A report's id lists, most telling first: an instance in two lists takes the first.
@@ -74,27 +85,74 @@ def is_sb_cli(document: Mapping[str, Any]) -> bool:
     return "pending_instances" in document or "failed_instances" in document
 
 
-def _names(path: Path, sb_cli: bool) -> tuple[str, str, dict[str, Any]]:
-    """Run key, the model the filename names (if any), and the filename's parts."""
+def _sb_cli_names(path: Path) -> tuple[str, dict[str, Any]]:
+    """Run key and the filename's parts: `<subset>__<split>__<run_id>` (no part holds `__`)."""
     stem = path.name.removesuffix(".json")
-    if sb_cli:
-        parts = stem.split("__", 2)
-        if len(parts) == 3 and all(parts):
-            subset, split, run_id = parts
-            return (
-                f"sb-cli/{subset}/{split}/{run_id}",
-                UNKNOWN,
-                {
-                    "subset": subset,
-                    "split": split,
-                    "run_id": run_id,
-                },
-            )
-        return f"sb-cli/{stem}", UNKNOWN, {"run_id": stem}
-    model_part, dot, run_id = stem.rpartition(".")
-    if not dot or not model_part or not run_id:
-        return f"harness/{stem}", UNKNOWN, {"run_id": stem}
-    return f"harness/{run_id}/{model_part}", model_part.replace("__", "/"), {"run_id": run_id}
+    parts = stem.split("__", 2)
+    if len(parts) == 3 and all(parts):
+        subset, split, run_id = parts
+        return f"sb-cli/{subset}/{split}/{run_id}", {
+            "subset": subset,
+            "split": split,
+            "run_id": run_id,
+        }
+    return f"sb-cli/{stem}", {"run_id": stem}
+
+
+def stated_model(document: Any) -> str | None:
+    """The model a run report names itself, if it does (the harness's own reports do not)."""
+    if not isinstance(document, Mapping):
+        return None
+    for key in ("model_name_or_path", "model"):
+        value = document.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def log_pairs(path: Path) -> list[tuple[str, str]]:
+    """(model directory, run id) of each harness log directory beside a run report whose
+    two names, joined as the harness joins them, are the report's name."""
+    stem = path.name.removesuffix(".json")
+    runs = path.parent / "logs" / "run_evaluation"
+    return sorted(
+        (model.name, model.parent.name)
+        for model in runs.glob("*/*")
+        if model.is_dir() and f"{model.name}.{model.parent.name}" == stem
+    )
+
+
+def split_name(
+    path: Path, document: Any, quirks: list[str] | None = None
+) -> tuple[str | None, str | None, str | None]:
+    """(model, model directory, run id) of a run report, from what states them; a part
+    nothing states is None, and `quirks` says why."""
+    stem = path.name.removesuffix(".json")
+    notes = quirks if quirks is not None else []
+    model = stated_model(document)
+    if model is not None:
+        prefix = model.replace("/", "__") + "."
+        if stem.startswith(prefix) and len(stem) > len(prefix):
+            return model, prefix[:-1], stem[len(prefix) :]
+        notes.append(
+            f"the file name '{stem}' does not start with the report's model '{model}': "
+            "the run id is unknown"
+        )
+        return model, None, None
+    pairs = log_pairs(path)
+    if len(pairs) == 1:
+        [(model_dir, run_id)] = pairs
+        return model_dir.replace("__", "/"), model_dir, run_id
+    why = (
+        f"{len(pairs)} log directories pair with it"
+        if pairs
+        else "no log directory beside it pairs with it"
+    )
+    notes.append(
+        f"the report names no model and {why}: its name '{stem}' is <model>.<run_id>, "
+        "and either may hold dots, so it is not split; the model is unknown"
+    )
+    return None, None, None
 
 
 def _benchmark(names: dict[str, Any], total: int, quirks: list[str]) -> str:
@@ -118,21 +176,35 @@ def logs_dir(path: Path, run_id: str, model_part: str) -> Path:
 
 
 def report_members(path: Path) -> list[Path]:
-    model_part, _, run_id = path.name.removesuffix(".json").rpartition(".")
-    if not model_part or not run_id:
+    try:
+        document = read_json(path)
+    except InputFormatError:
+        return []  # parse says what is wrong, naming the file and field
+    if isinstance(document, Mapping) and is_sb_cli(document):
         return []
-    return sorted(logs_dir(path, run_id, model_part).glob("*/report.json"))
+    _, model_dir, run_id = split_name(path, document)
+    if model_dir is None or run_id is None:
+        return []
+    return sorted(logs_dir(path, run_id, model_dir).glob("*/report.json"))
 
 
 def parse_report(path: Path, defaults: Mapping[str, Any] | None, document: Any) -> RunRecord:
     sb_cli = isinstance(document, dict) and is_sb_cli(document)
     report = validate(RunReport, document, path)
-    run_key, model, names = _names(path, sb_cli)
     quirks: list[str] = []
     reports: dict[str, tuple[bool, dict[str, Any]]] = {}
-    if not sb_cli and "." in path.stem:
-        model_part, _, run_id = path.stem.rpartition(".")
-        reports = instance_reports(logs_dir(path, run_id, model_part))
+    model: str = UNKNOWN
+    if sb_cli:
+        run_key, names = _sb_cli_names(path)
+    else:
+        stated, model_dir, run_id = split_name(path, document, quirks)
+        model = stated or UNKNOWN
+        stem = path.name.removesuffix(".json")
+        if model_dir is not None and run_id is not None:
+            run_key, names = f"harness/{run_id}/{model_dir}", {"run_id": run_id}
+            reports = instance_reports(logs_dir(path, run_id, model_dir))
+        else:
+            run_key, names = f"harness/{stem}", {"report_name": stem}
     outcome: dict[str, tuple[CellOutcome, str | None]] = {}
     for key, state, status in reversed(ID_LISTS):
         outcome.update(dict.fromkeys(getattr(report, key), (state, status)))
@@ -171,7 +243,7 @@ def parse_report(path: Path, defaults: Mapping[str, Any] | None, document: Any) 
     if report.pending_instances:
         quirks.append(f"{report.pending_instances} instances were still pending")
     benchmark = _benchmark(names, report.total_instances, quirks)
-    if model == UNKNOWN:
+    if model == UNKNOWN and sb_cli:
         quirks.append("the report names no model")
     quirks.append("the report names no agent")
     provenance: dict[str, Any] = {"layout": "sb_cli" if sb_cli else "harness", **names}
@@ -195,54 +267,3 @@ def parse_report(path: Path, defaults: Mapping[str, Any] | None, document: Any) 
     }
     unstated = {"agent", "benchmark"} | ({"model"} if model == UNKNOWN else set())
     return RunRecord(header=header(path, fields, defaults, unstated), cells=tuple(cells))
-
-
-def claimed_by_run_report(path: Path) -> bool:
-    """A per-instance report the run report next to its `logs/` directory reads."""
-    parents = path.parents
-    if len(parents) < 6 or parents[4].name != "logs":
-        return False
-    run_id, model_part = parents[2].name, parents[1].name
-    return (parents[5] / f"{model_part}.{run_id}.json").is_file()
-
-
-def is_primary_instance_report(path: Path) -> bool:
-    """The first instance (by name) of a harness log directory claims the whole run."""
-    parents = path.parents
-    if len(parents) < 4 or parents[3].name != "run_evaluation":
-        return False
-    if claimed_by_run_report(path):
-        return False
-    first = min((p.parent.name for p in parents[1].glob("*/report.json")), default=None)
-    return path.parent.name == first
-
-
-def logs_members(path: Path) -> list[Path]:
-    return sorted(p for p in path.parents[1].glob("*/report.json") if p != path)
-
-
-def parse_logs(path: Path, defaults: Mapping[str, Any] | None) -> RunRecord:
-    model_dir = path.parents[1]
-    run_id, model_part = model_dir.parent.name, model_dir.name
-    reports = instance_reports(model_dir)
-    cells = []
-    for instance_id, (resolved, metrics) in sorted(reports.items()):
-        cells.append(cell(instance_id, "passed" if resolved else "failed", metrics))
-    resolved_count = sum(1 for c in cells if c.outcome == "passed")
-    quirks = [
-        "no run report: the split is unknown and the score counts only the "
-        f"{len(cells)} instances with a report",
-        "the logs name no agent",
-    ]
-    fields = {
-        "run_key": f"harness/{run_id}/{model_part}",
-        "benchmark": UNKNOWN_BENCHMARK,
-        "agent": UNKNOWN,
-        "model": model_part.replace("__", "/"),
-        "score": resolved_count / len(cells) if cells else None,
-        "metrics": {"resolved_instances": resolved_count, "instance_reports": len(cells)},
-        "provenance": {"layout": "harness_logs", "run_id": run_id, "quirks": quirks},
-    }
-    return RunRecord(
-        header=header(path, fields, defaults, {"agent", "benchmark"}), cells=tuple(cells)
-    )

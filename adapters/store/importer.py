@@ -1,11 +1,18 @@
-"""Imports result files: find, read, detect, parse, then append each file atomically."""
+"""Imports result files: find, read, detect, parse, then append each file atomically.
+
+A file that is not a result (no format reads it, or it is a pipe, device or broken link)
+is `ignored` with the same message whether it was named or found in a directory. So is a
+file that is part of a result read through another file: it says which run it is a
+member of when that file was imported in the same import (`explain_members`), else what
+to import instead. Only a result file that cannot be read is `failed`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -19,12 +26,18 @@ from benchledger.domain.errors import (
     InputFormatError,
     LedgerError,
     NotRegularFileError,
+    PartOfResultError,
     UnknownFormatError,
 )
 from benchledger.domain.ledger import GroupHandle, Ledger
 from benchledger.domain.records import SourceFile
 
 FileState = Literal["imported", "amended", "unchanged", "conflict", "failed", "ignored"]
+
+# Why a file was ignored (the import summary counts them).
+NOT_A_RESULT = "not a result file"
+PART_OF_RESULT = "part of a result"
+MEMBER_OF_RUN = "member of an imported run"
 
 
 @dataclass(frozen=True)
@@ -35,9 +48,13 @@ class FileReport:
     runs: int = 0
     new_runs: int = 0
     message: str | None = None
+    # The runs the file's content is recorded in: its own, or (a member) its result's.
     run_ids: tuple[str, ...] = field(default=())
-    # Why a file was ignored or skipped, in a few words (the import summary counts them).
+    # A part of a result: the file the result is read through.
+    member_of: str | None = None
     reason: str | None = None
+    # The other files a result read through this file is made of (not reported).
+    members: tuple[Path, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -67,7 +84,8 @@ def display_path(path: Path, root: Path | None = None) -> str:
     """No host paths in the ledger: relative to the working directory when under it, else
     to the folder above the directory being imported, else just the file name."""
     try:
-        resolved = path.resolve()
+        # A broken link or a loop is named as itself, not as the file it points to.
+        resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
     except (OSError, RuntimeError):  # a symlink loop: name it as given
         resolved = path.absolute()
     for base in (Path.cwd(), root.resolve().parent if root else None):
@@ -104,6 +122,64 @@ def _identity(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_size, stat.st_mtime_ns, stat.st_ino
 
 
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: it is no member of anything
+        return path.absolute()
+
+
+def explain_members(found: Sequence[Found], reports: Sequence[FileReport]) -> list[FileReport]:
+    """`reports` (one per found file), where an ignored file is a member of a result read
+    through another file of the same import: said to be a member of that file's runs, or,
+    when that file was not imported, part of the result it failed to record."""
+    owners: dict[Path, FileReport] = {}
+    for report in reports:
+        for member in report.members:
+            owners.setdefault(_resolved(member), report)
+    explained = []
+    for item, report in zip(found, reports, strict=True):
+        primary = owners.get(_resolved(item.path)) if report.state == "ignored" else None
+        if primary is None or primary is report:
+            explained.append(report)
+        elif primary.run_ids:
+            ids = ", ".join(run_id[:8] for run_id in primary.run_ids)
+            runs = "runs" if len(primary.run_ids) > 1 else "run"
+            through = f"(read through {primary.path})"
+            message = f"{report.path}: member of imported {runs} {ids} {through}"
+            explained.append(
+                replace(
+                    report,
+                    message=message,
+                    reason=MEMBER_OF_RUN,
+                    member_of=primary.path,
+                    run_ids=primary.run_ids,
+                )
+            )
+        else:
+            why = "conflicts with the ledger" if primary.state == "conflict" else primary.state
+            message = f"{report.path}: part of the result read through {primary.path}, which {why}"
+            explained.append(
+                replace(report, message=message, reason=PART_OF_RESULT, member_of=primary.path)
+            )
+    return explained
+
+
+def _part_of_result(name: str, e: PartOfResultError) -> FileReport:
+    primary, target = Path(e.primary), Path(e.target)
+    # Named from the folder that holds the result, as a directory import would name it.
+    primary_name = display_path(primary, target if target.is_dir() else None)
+    whole = f"its folder {display_path(target)}" if target.is_dir() else display_path(target)
+    through = f" (read through {primary_name})" if target != primary else ""
+    return FileReport(
+        name,
+        "ignored",
+        message=f"{name}: {e.message}: import {whole}{through}",
+        member_of=primary_name,
+        reason=PART_OF_RESULT,
+    )
+
+
 class Importer:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -114,13 +190,15 @@ class Importer:
         *,
         group: GroupHandle | None,
         format_name: str | None = None,
-        explicit: bool = True,
         label: str | None = None,
         amend: bool = False,
         defaults: dict[str, str] | None = None,
     ) -> FileReport:
+        """One file appended whole, or nothing of it. A file that is not a result, or is
+        part of one read through another file, is `ignored` with the reason."""
         name = label or display_path(path)
         fmt_label: str | None = None
+        parts: list[Path] = []
         try:
             head = read_head(path)
             data = read_bytes(path) if head is None else None  # says why it is not a file
@@ -165,24 +243,24 @@ class Importer:
                     fmt.SYSTEM, source, records, group=group, amend=amend
                 )
         except (ImportConflictError, CellConflictError) as e:
-            return FileReport(name, "conflict", fmt_label, message=str(e))
+            return FileReport(name, "conflict", fmt_label, message=str(e), members=tuple(parts))
         except NotRegularFileError as e:
             if e.path != str(path):  # a file the result is made of, not the file itself
-                return FileReport(name, "failed", fmt_label, message=str(e))
-            state: FileState = "failed" if explicit else "ignored"
-            reason = e.message.removesuffix("; not read")
-            return FileReport(name, state, message=f"{name}: skipped: {e.message}", reason=reason)
+                return FileReport(name, "failed", fmt_label, message=str(e), members=tuple(parts))
+            message = f"{name}: {NOT_A_RESULT}: {e.message}"
+            return FileReport(name, "ignored", message=message, reason=NOT_A_RESULT)
+        except PartOfResultError as e:
+            return _part_of_result(name, e)
         except UnknownFormatError as e:
-            # A stray README in a results directory is not an error; a named file is.
-            state = "failed" if explicit else "ignored"
-            reason = e.message.split(" (known:")[0]
-            return FileReport(name, state, message=str(e), reason=reason)
+            message = f"{name}: {NOT_A_RESULT}: {e.message}"
+            return FileReport(name, "ignored", message=message, reason=NOT_A_RESULT)
         except InputFormatError as e:
-            return FileReport(name, "failed", fmt_label, message=str(e))
+            return FileReport(name, "failed", fmt_label, message=str(e), members=tuple(parts))
         except OSError as e:
-            return FileReport(name, "failed", fmt_label, message=f"{name}: {e.strerror}")
+            message = f"{name}: {e.strerror}"
+            return FileReport(name, "failed", fmt_label, message=message, members=tuple(parts))
         except LedgerError as e:
-            return FileReport(name, "failed", fmt_label, message=str(e))
+            return FileReport(name, "failed", fmt_label, message=str(e), members=tuple(parts))
         amended = any(r.state == "amended" for r in outcome.runs)
         return FileReport(
             name,
@@ -191,4 +269,5 @@ class Importer:
             runs=len(outcome.runs),
             new_runs=sum(1 for r in outcome.runs if r.state != "unchanged"),
             run_ids=tuple(str(r.run_id) for r in outcome.runs),
+            members=tuple(parts),
         )

@@ -124,6 +124,20 @@ class TestWhatIsClaimed:
         keys = Counter(r.header.run_key for r in records.values())
         assert len(keys) == 23 and keys.most_common(1)[0][1] == 2
 
+    def test_the_benchmark_is_each_logs_own_task_name(self, records: dict[Path, RunRecord]) -> None:
+        readable = [p for p in FILES if p.suffix == ".json" or p in DEFLATE_FILES]
+        for path in readable:
+            spec = source_header(path)["eval"]
+            header = records[path].header
+            assert header.benchmark == spec["task"], path
+            assert header.provenance.get("task_registry_name") == spec.get("task_registry_name")
+        # mmlu is reached through the inspect_evals registry; its display name is shorter.
+        mmlu = records[ROOT / "eval" / "mmlu-summary-choices.eval"].header
+        assert (mmlu.benchmark, mmlu.provenance["task_display_name"]) == (
+            "inspect_evals/mmlu_0_shot",
+            "mmlu_0_shot",
+        )
+
 
 class TestAgainstTheLogsOwnTotals:
     def test_status_score_and_cells_are_what_each_log_states(

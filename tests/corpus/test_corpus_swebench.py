@@ -49,8 +49,9 @@ def load(path: Path) -> Any:
     return json.loads(path.read_bytes())
 
 
-def parse(path: Path) -> list[RunRecord]:
-    return [r for r in swebench.parse(path, path.read_bytes()) if isinstance(r, RunRecord)]
+def parse(path: Path, **defaults: Any) -> list[RunRecord]:
+    records = swebench.parse(path, path.read_bytes(), defaults)
+    return [r for r in records if isinstance(r, RunRecord)]
 
 
 def passed(record: RunRecord) -> set[str]:
@@ -98,6 +99,22 @@ class TestWhatIsClaimed:
             "resolved_by_repo.json": 1,
             "resolved_by_time.json": 1,
         }
+
+    def test_every_member_of_a_claimed_result_names_that_result_as_its_owner(
+        self, claimed: dict[Path, list[RunRecord]]
+    ) -> None:
+        owned = 0
+        for primary in claimed:
+            for member in swebench.members(primary):
+                found = swebench.owner(member)
+                assert found is not None and found.primary == primary, member
+                owned += 1
+        # The sweagent submission's 485 instance reports, metadata and 2 derived results,
+        # 2 files of each of the 7 others, and the 127 reports of 3 log directories less
+        # their first instances.
+        assert owned == 488 + 7 * 2 + 127 - 3
+        assert all(swebench.owner(p) is None for p in claimed)
+        assert swebench.owner(SWEAGENT / "README.md") is None
 
 
 class TestExperimentsSubmissions:
@@ -179,6 +196,20 @@ class TestHarnessAndSbCliReports:
         assert by_dir["deepseek_bench1_eval"] == test_run and len(test_run) == 61
         assert by_dir["deepseek_bench_eval"] in reports.values()
         assert len(by_dir["deepseek_bench_eval"]) == 8
+
+    def test_run_reports_whose_contents_name_no_model_keep_their_names_whole(self) -> None:
+        for path in sorted(REPORTS.glob("*.json")):
+            assert "model_name_or_path" not in load(path) and "model" not in load(path)
+            [run] = parse(path)
+            h = run.header
+            assert (h.model, h.run_key) == ("unknown", f"harness/{path.stem}"), path
+            assert h.provenance["report_name"] == path.stem
+            assert any("not split" in q for q in h.provenance["quirks"])
+            [given] = parse(path, model="deepseek/deepseek-chat")
+            assert (given.header.model, given.header.run_key) == (
+                "deepseek/deepseek-chat",
+                h.run_key,
+            )
 
     def test_sb_cli_reports_name_the_lite_dev_split_in_their_filename(self) -> None:
         for path in sorted(SB_CLI.glob("*.json")):
@@ -380,7 +411,9 @@ class TestThroughTheCli:
         invoke("import", str(REPORTS))
         cells = []
         for run_id in ("deepseek_chat_dev", "deepseek_chat_dev_rerun"):
-            key = f"harness/{run_id}/deepseek__deepseek-chat"
+            # The reports name no model and no log directory beside them pairs with their
+            # names, so each is keyed by its whole name.
+            key = f"harness/deepseek__deepseek-chat.{run_id}"
             shown = json.loads(invoke("show", key, "--cells", "23", "--json").stdout)
             cells.append({c["key"] for c in shown["cells"] if c["outcome"] == "passed"})
         assert len(cells[0]) == len(cells[1]) == 8 and cells[0] != cells[1]

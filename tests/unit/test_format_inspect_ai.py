@@ -1,4 +1,18 @@
-"""The inspect_ai parser on small logs written here, in both the JSON and the .eval form."""
+"""The inspect_ai parser on small logs written here, in both the JSON and the .eval form.
+
+How a task reached through a registry entry or a bridge shows in a log, from inspect's
+own source (UKGovernmentBEIS/inspect_ai @ 499e6152e7b8, `_eval/task/log.py`,
+`_eval/task/task.py`, `_eval/eval.py`): `eval.task` is the Task's own name (`Task(name=)`
+or `task_with(name=)` when given, else its registry name), `eval.task_registry_name` is
+the name of the `@task` function that built it, and inspect itself reads the registry
+name only to find that function again (`eval_retry`). One `@task` function can build
+many tasks: allenai/asta-bench @ eb3f177a2781,
+`astabench/evals/inspect_eval_wrappers/ds1000.py`, names its task `ds1000_<split>`
+from the one `@task ds1000(split=...)`; inspect_ai issue #1556 builds
+`Repeat-<phrase>` tasks from one `@task repeat_task`. A bridge whose Task takes no
+name (meridianlabs-ai/inspect_harbor @ 0c49b4c43d45, `_harbor/task.py`, `@task harbor`)
+logs the bridge's name in both fields, and its `task_args` tell its tasks apart.
+"""
 
 from __future__ import annotations
 
@@ -294,6 +308,44 @@ class TestRunHeader:
         provenance = parse_json(doc).header.provenance
         assert provenance["recomputed_score"] == pytest.approx(2 / 3)
         assert any("differs" in q for q in provenance["quirks"])
+
+
+class TestTaskNames:
+    """The benchmark is the task's own name, never the registry entry that built it."""
+
+    def bridged(self, task: str, registry: str, split: str) -> dict[str, Any]:
+        doc = log_doc()
+        doc["eval"].update(
+            task=task,
+            task_registry_name=registry,
+            task_display_name=task,
+            task_file=None,
+            task_attribs={},
+            task_args={"split": split, "sample_limit": None},
+        )
+        return doc
+
+    def test_a_task_named_by_its_factory_is_its_own_benchmark(self) -> None:
+        header = parse_json(
+            self.bridged("ds1000_validation", "astabench/ds1000", "validation")
+        ).header
+        assert header.benchmark == "ds1000_validation"
+        assert header.provenance["task_registry_name"] == "astabench/ds1000"
+        assert header.provenance["task_display_name"] == "ds1000_validation"
+
+    def test_two_tasks_of_one_registry_entry_are_two_benchmarks(self) -> None:
+        validation = self.bridged("ds1000_validation", "astabench/ds1000", "validation")
+        test = self.bridged("ds1000_test", "astabench/ds1000", "test")
+        test["eval"]["eval_id"] = "EvalOther"
+        benchmarks = {parse_json(doc).header.benchmark for doc in (validation, test)}
+        assert benchmarks == {"ds1000_validation", "ds1000_test"}
+
+    def test_a_bridge_that_names_no_task_is_told_apart_by_its_task_args(self) -> None:
+        aime = self.bridged("inspect_harbor/harbor", "inspect_harbor/harbor", "aime@1.0")
+        other = self.bridged("inspect_harbor/harbor", "inspect_harbor/harbor", "swe@1.0")
+        a, b = (parse_json(doc).header for doc in (aime, other))
+        assert a.benchmark == b.benchmark == "inspect_harbor/harbor"
+        assert a.config["task_args"] != b.config["task_args"]
 
 
 class TestCells:

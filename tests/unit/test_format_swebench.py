@@ -279,14 +279,12 @@ class TestHarnessReports:
             "x__y-1": ("skipped", "incomplete"),
         }
 
-    def test_model_and_run_id_come_from_the_filename_and_the_split_from_its_size(
-        self, tmp_path: Path
-    ) -> None:
+    def test_the_split_comes_from_its_size_and_the_name_is_not_split(self, tmp_path: Path) -> None:
         [run] = parse(write(tmp_path / "openai__gpt-4.1.lite_dev.json", run_report()))
         h = run.header
         assert (h.run_key, h.model, h.benchmark, h.score) == (
-            "harness/lite_dev/openai__gpt-4.1",
-            "openai/gpt-4.1",
+            "harness/openai__gpt-4.1.lite_dev",
+            "unknown",
             "swe_bench_lite_dev",
             2 / 23,
         )
@@ -348,6 +346,137 @@ class TestHarnessReports:
             "swe_bench_lite",
             0.5,
         )
+
+
+class TestHarnessReportNames:
+    """`<model>.<run_id>.json`: the model and the run id may both hold dots, so the name is
+    never split; the model comes from what the files state. The harness (SWE-bench/SWE-bench
+    @ 7a21e05772954cc81471ae19d56f436cecf43c54, `swebench/harness/reporting.py`) writes the
+    name from `model_name_or_path` (`/` as `__`) and `run_id`, and no model inside the
+    report; its per-instance logs sit under `logs/run_evaluation/<run_id>/<model>/`."""
+
+    def logs(self, root: Path, run_id: str, model_dir: str) -> Path:
+        model = root / "logs" / "run_evaluation" / run_id / model_dir
+        write(model / IDS[0] / "report.json", {IDS[0]: instance_report(True)})
+        return model
+
+    def test_a_model_with_dots_is_read_from_its_log_directory(self, tmp_path: Path) -> None:
+        self.logs(tmp_path, "run-1", "claude-haiku-4.5")
+        [run] = parse(write(tmp_path / "claude-haiku-4.5.run-1.json", run_report()))
+        h = run.header
+        assert (h.model, h.run_key, h.provenance["run_id"]) == (
+            "claude-haiku-4.5",
+            "harness/run-1/claude-haiku-4.5",
+            "run-1",
+        )
+        assert h.provenance["instance_reports"] == 1
+
+    def test_a_run_id_with_dots_is_read_from_its_log_directory(self, tmp_path: Path) -> None:
+        self.logs(tmp_path, "eval.2025.06", "anthropic__claude-haiku-4.5")
+        path = write(tmp_path / "anthropic__claude-haiku-4.5.eval.2025.06.json", run_report())
+        [run] = parse(path)
+        assert (run.header.model, run.header.provenance["run_id"]) == (
+            "anthropic/claude-haiku-4.5",
+            "eval.2025.06",
+        )
+
+    def test_the_reports_own_model_field_names_the_model(self, tmp_path: Path) -> None:
+        doc = run_report(model_name_or_path="anthropic/claude-haiku-4.5")
+        [run] = parse(write(tmp_path / "anthropic__claude-haiku-4.5.nightly.1.json", doc))
+        h = run.header
+        assert (h.model, h.run_key, h.provenance["run_id"]) == (
+            "anthropic/claude-haiku-4.5",
+            "harness/nightly.1/anthropic__claude-haiku-4.5",
+            "nightly.1",
+        )
+
+    def test_a_model_field_the_name_does_not_start_with_leaves_the_run_id_unsaid(
+        self, tmp_path: Path
+    ) -> None:
+        doc = run_report(model_name_or_path="org/model-2.5")
+        [run] = parse(write(tmp_path / "renamed.run.json", doc))
+        h = run.header
+        assert (h.model, h.run_key, h.provenance["report_name"]) == (
+            "org/model-2.5",
+            "harness/renamed.run",
+            "renamed.run",
+        )
+        assert "run_id" not in h.provenance
+        assert any("does not start with" in q for q in h.provenance["quirks"])
+
+    def test_a_report_that_names_no_model_keeps_its_name_whole(self, tmp_path: Path) -> None:
+        [run] = parse(write(tmp_path / "claude-haiku-4.5.run-1.json", run_report()))
+        h = run.header
+        assert (h.model, h.run_key, h.provenance["report_name"]) == (
+            "unknown",
+            "harness/claude-haiku-4.5.run-1",
+            "claude-haiku-4.5.run-1",
+        )
+        assert "run_id" not in h.provenance
+        assert any("not split" in q for q in h.provenance["quirks"])
+
+    def test_the_model_given_by_the_caller_fills_what_the_report_leaves_out(
+        self, tmp_path: Path
+    ) -> None:
+        path = write(tmp_path / "claude-haiku-4.5.run-1.json", run_report())
+        [run] = parse(path, model="claude-haiku-4.5")
+        assert (run.header.model, run.header.run_key) == (
+            "claude-haiku-4.5",
+            "harness/claude-haiku-4.5.run-1",
+        )
+
+    def test_log_directories_that_pair_with_the_name_two_ways_name_no_model(
+        self, tmp_path: Path
+    ) -> None:
+        self.logs(tmp_path, "c", "a.b")
+        self.logs(tmp_path, "b.c", "a")
+        [run] = parse(write(tmp_path / "a.b.c.json", run_report()))
+        assert run.header.model == "unknown"
+        assert "instance_reports" not in run.header.provenance
+        assert any("2 log directories" in q for q in run.header.provenance["quirks"])
+
+    def test_the_instance_reports_of_a_dotted_name_are_its_members(self, tmp_path: Path) -> None:
+        model = self.logs(tmp_path, "eval.2025.06", "org__m-4.5")
+        report = write(tmp_path / "org__m-4.5.eval.2025.06.json", run_report())
+        assert swebench.members(report) == [model / IDS[0] / "report.json"]
+        assert not detects(model / IDS[0] / "report.json")
+
+
+class TestOwners:
+    """A file a result is made of names the file the result is read through."""
+
+    def test_every_member_of_a_submission_names_its_results_json(self, tmp_path: Path) -> None:
+        path = submission(tmp_path, reports={IDS[0]: True, IDS[1]: False})
+        write(path.parent / "resolved_by_repo.json", {"django/django": {"resolved": 1, "total": 2}})
+        write(path.parent.parent / "README.md", "# notes")
+        members = swebench.members(path)
+        assert len(members) == 4
+        for member in members:
+            assert swebench.owner(member) == (path, "a SWE-bench submission", path.parent.parent)
+        assert swebench.owner(path) is None
+        assert swebench.owner(path.parent.parent / "README.md") is None
+
+    def test_the_instances_of_a_log_directory_name_its_first_instance(self, tmp_path: Path) -> None:
+        model = tmp_path / "logs" / "run_evaluation" / "run-1" / "org__model"
+        paths = [write(model / i / "report.json", {i: instance_report(True)}) for i in IDS[:3]]
+        assert swebench.owner(paths[0]) is None
+        assert [swebench.owner(p) for p in paths[1:]] == [(paths[0], "a harness run", model)] * 2
+
+    def test_instance_logs_beside_their_run_report_name_the_report(self, tmp_path: Path) -> None:
+        report = write(tmp_path / "org__model.run-1.json", run_report())
+        logs = tmp_path / "logs" / "run_evaluation" / "run-1" / "org__model"
+        paths = [write(logs / i / "report.json", {i: instance_report(True)}) for i in IDS[:2]]
+        assert [swebench.owner(p) for p in paths] == [(report, "a harness run", report)] * 2
+
+    def test_logs_a_run_report_does_not_read_are_not_its_members(self, tmp_path: Path) -> None:
+        # a.b.c.json pairs with two log directories, so it reads neither: each is its own run.
+        write(tmp_path / "a.b.c.json", run_report())
+        runs = tmp_path / "logs" / "run_evaluation"
+        first = write(runs / "c" / "a.b" / IDS[0] / "report.json", {IDS[0]: instance_report(True)})
+        other = write(runs / "b.c" / "a" / IDS[0] / "report.json", {IDS[0]: instance_report(True)})
+        assert swebench.members(tmp_path / "a.b.c.json") == []
+        assert detects(first) and detects(other)
+        assert swebench.owner(first) is None and swebench.owner(other) is None
 
 
 class TestLeaderboards:
