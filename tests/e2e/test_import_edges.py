@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from benchledger.adapters import formats
 from benchledger.adapters.formats.limits import GiB, Limits, MiB, option_name
 from benchledger.commands.cli import cli
 from tests.conftest import Invoke
@@ -177,7 +178,7 @@ class TestNothingToImport:
         assert all("reason" not in row for row in rows)
 
 
-KNOWN = "alwm, inspect_ai, junit, lm_eval, native, orchestrator, swebench, terminal_bench"
+KNOWN = ", ".join(sorted(formats.NAMES))
 
 
 def harness_logs(root: Path, instances: int = 2, run_id: str = "run-1") -> list[Path]:
