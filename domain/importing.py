@@ -248,6 +248,9 @@ class Importing(LedgerBase):
                 ),
                 reason=skip.reason,
                 detail=skip.detail,
+                skipped_at=skip.skipped_at,
+                attempt=skip.attempt,
+                provenance=skip.provenance,
             )
 
         return build

@@ -154,6 +154,9 @@ class SkipRecord(Record):
     reason: NonEmptyStr
     detail: str | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
+    # When the source decided it and the attempt it counted, when it says.
+    skipped_at: datetime | None = None
+    attempt: int | None = None
     # The source's own id for this skip, so the same skip stated by several of the
     # source's files is recorded once.
     skip_key: str | None = None

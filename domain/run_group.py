@@ -32,6 +32,11 @@ class BenchmarkSkipped(Event):
     reason: str
     defer_to: UUID | None = None
     detail: str | None = None
+    # As the source states them, for a skip imported from another system's records:
+    # when it decided, the attempt it counted, and whatever else it said.
+    skipped_at: datetime | None = None
+    attempt: int | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
 
 
 class LaunchRefused(Event):

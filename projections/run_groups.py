@@ -35,8 +35,8 @@ CLOSE = (
 COUNT_RUN = "UPDATE [{run_groups}] SET runs = runs + 1 WHERE run_group_id = ?"
 NOT_RUN = (
     "INSERT INTO [{skips}] (position, run_group_id, outcome, benchmark, agent, provider, "
-    "model, signature, reason, defer_to, missing_env, detail, time) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "model, signature, reason, defer_to, missing_env, detail, time, attempt, provenance, "
+    "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -78,6 +78,9 @@ class RunGroupsProjection(Projection):
                 "missing_env": str,
                 "detail": str,
                 "time": str,
+                "attempt": int,
+                "provenance": str,
+                "recorded_at": str,
             },
             pk=("position",),
             indexes=(("run_group_id",), ("signature",)),
@@ -113,22 +116,31 @@ class RunGroupsProjection(Projection):
                 ),
             )
         elif isinstance(event, BenchmarkSkipped | LaunchRefused):
-            refused = isinstance(event, LaunchRefused)
+            if isinstance(event, LaunchRefused):
+                outcome, defer_to, missing_env = "launch_refused", None, to_json(event.missing_env)
+                decided, attempt, provenance = event.timestamp, None, None
+            else:
+                outcome, defer_to, missing_env = "skipped", uid(event.defer_to), None
+                decided, attempt = event.skipped_at or event.timestamp, event.attempt
+                provenance = to_json(event.provenance) if event.provenance else None
             yield (
                 NOT_RUN,
                 (
                     envelope.position,
                     str(envelope.stream),
-                    "launch_refused" if refused else "skipped",
+                    outcome,
                     event.benchmark,
                     event.agent,
                     event.provider,
                     event.model,
                     event.signature,
                     event.reason,
-                    None if refused else uid(event.defer_to),  # type: ignore[union-attr]
-                    to_json(event.missing_env) if refused else None,  # type: ignore[union-attr]
+                    defer_to,
+                    missing_env,
                     event.detail,
+                    iso(decided),
+                    attempt,
+                    provenance,
                     iso(event.timestamp),
                 ),
             )

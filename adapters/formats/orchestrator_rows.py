@@ -32,6 +32,7 @@ source is reduced to the facts that ALL of them carry (ORCHESTRATOR.md §1, §4,
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -94,6 +95,9 @@ class Row(BaseModel):
     benchmark_directory: str | None = None
     extra_config: dict[str, Any] | None = None
     signature: str | None = None
+    # Stated by the database (and some row files); a skip keeps them as its own.
+    started_at: str | None = None
+    attempt: int | None = None
     cache_metrics: dict[str, Any] | None = None
     performance_metrics: dict[str, Any] | None = None
     trajectory_summary: dict[str, Any] | None = None
@@ -212,7 +216,14 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     if row.signature is not None:
         provenance["signature"] = row.signature
     provenance["signature_check"] = signature_check(row)
+    if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
+        provenance["metrics"] = canonical(strip_host_paths(row.metrics))
+    skipped_at = _when(row.started_at)
+    if row.started_at is not None and skipped_at is None:
+        provenance["started_at"] = row.started_at  # not a time we can read: kept as stated
     return SkipRecord(
+        skipped_at=skipped_at,
+        attempt=row.attempt,
         benchmark=row.benchmark_id,
         agent=row.agent,
         provider=row.provider,
@@ -222,6 +233,17 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         provenance=provenance,
         skip_key=row.run_id,
     )
+
+
+def _when(text: str | None) -> datetime | None:
+    """An orchestrator timestamp (ISO 8601; naive ones are UTC), or None."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def fold_metrics(row: Row) -> tuple[dict[str, Any], dict[str, int]]:

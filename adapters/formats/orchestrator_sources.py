@@ -36,6 +36,8 @@ PLAIN_COLUMNS = (
     "score",
     "unit",
     "error",
+    "started_at",
+    "attempt",
 )
 JSON_COLUMNS = ("metrics", "extra_config", *GROUPS)
 

@@ -197,7 +197,15 @@ class TestQuirksOnRealRows:
             target.write_text(json.dumps(viewer, indent=2))
             from_viewer = list(orchestrator.parse(target, target.read_bytes()))
             from_row = list(orchestrator.parse(path, path.read_bytes()))
-            assert [r.model_dump() for r in from_viewer] == [r.model_dump() for r in from_row]
+            # A skip keeps its source's time where the source states one: the row file
+            # states none, the viewer run this test builds does. Only that may differ.
+            stated = [r.model_dump() for r in from_row]
+            viewed = [r.model_dump() for r in from_viewer]
+            for row, seen in zip(stated, viewed, strict=True):
+                if "skipped_at" in row and row["skipped_at"] is None:
+                    assert seen["skipped_at"] is not None
+                    seen["skipped_at"] = None
+            assert viewed == stated
 
 
 DOCS = {path.name: load(path) for path in row_files()} if ROOT.is_dir() else {}

@@ -3,6 +3,7 @@ what reading it whole gives; a database written to while it is imported records 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +116,35 @@ class TestStreamedDatabase:
             writer.close()
         assert "changed while it was being imported" in result.stderr
         assert stored_events(db) == before
+
+
+class TestSkipsKeepTheirFacts:
+    def test_a_skip_keeps_its_time_attempt_signature_and_the_run_it_points_to(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        skip = db_row(
+            run_id="skip_bfcl_20260512T101500Z_3_0000abcd",
+            status="skipped",
+            attempt=3,
+            started_at="2026-05-12T10:15:00.123456+00:00",
+            metrics={
+                "reason": "already_succeeded",
+                "signature": "51c42ab1",
+                "existing_succeeded_run_id": "run_bfcl_20260511T090000Z_2_00001234",
+            },
+            command_json="[]",
+            duration_seconds=0,
+        )
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", [skip])
+        invoke("import", str(source))
+        with sqlite3.connect(db) as conn:
+            conn.row_factory = sqlite3.Row
+            [row] = conn.execute("SELECT * FROM skips").fetchall()
+        assert row["time"] == "2026-05-12T10:15:00.123456+00:00"
+        assert row["attempt"] == 3 and row["recorded_at"] != row["time"]
+        provenance = json.loads(row["provenance"])
+        assert provenance["run_id"] == "skip_bfcl_20260512T101500Z_3_0000abcd"
+        assert provenance["signature"] == skip["signature"]
+        assert provenance["metrics"]["existing_succeeded_run_id"] == (
+            "run_bfcl_20260511T090000Z_2_00001234"
+        )
