@@ -44,9 +44,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import connect_wal, db_bytes
+from workload import child, connect_wal, db_bytes
 
-BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
 SEED = 20261001
 SIZES = (10_000, 50_000)
 RSS_GOAL_MIB = 300 * 10**6 / 2**20
@@ -656,23 +655,6 @@ def build_db(path: Path, n_rows: int, turns_per_run: int) -> Built:
     flush()
     conn.close()
     return built
-
-
-def child(args: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MiB) and stdout of one benchledger process."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([BENCHLEDGER, *args], stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            err.seek(0)
-            sys.stderr.write(err.read().decode(errors="replace"))
-            raise SystemExit(f"benchledger {' '.join(args)}: exit {proc.returncode}")
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    return elapsed, usage.ru_maxrss / 1024, text  # Linux reports KiB
 
 
 def head_position(ledger: Path) -> int:

@@ -7,38 +7,19 @@ child's peak RSS and the ledger's size. Goal: < 300 MB peak RSS at 1M cells, and
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import SEED, db_bytes, write_runs
+from workload import SEED, child, db_bytes, write_runs
 
-BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
 SIZES = (100_000, 300_000, 1_000_000)
 RSS_GOAL_MIB = 300 * 10**6 / 2**20
 SPREAD_GOAL = 1.2
-
-
-def child(args: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one benchledger process."""
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([BENCHLEDGER, *args], stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            err.seek(0)
-            sys.stderr.write(err.read().decode(errors="replace"))
-            raise SystemExit(f"benchledger {' '.join(args)}: exit {proc.returncode}")
-    return elapsed, usage.ru_maxrss / 1024  # Linux reports KiB
 
 
 def one_size(work: Path, cells: int, run_size: int) -> dict[str, tuple[float, float, int]]:
@@ -51,7 +32,7 @@ def one_size(work: Path, cells: int, run_size: int) -> dict[str, tuple[float, fl
         ("import", ["--db", str(ledger), "import", str(source)]),
         ("rebuild", ["--db", str(ledger), "rebuild"]),
     ):
-        wall, rss = child(args)
+        wall, rss, _ = child(args)
         results[step] = (wall, rss, db_bytes(ledger))
     source.unlink()
     ledger.unlink()

@@ -4,8 +4,13 @@ baseline's schema, taken from the read models' own table definitions."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -195,3 +200,23 @@ RUNS_INSERT = (
 CELLS_INSERT = (
     f"INSERT INTO cells ({', '.join(CELL_COLUMNS)}) VALUES ({', '.join('?' * len(CELL_COLUMNS))})"
 )
+
+
+BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
+
+
+def child(args: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MiB) and stdout of one benchledger process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([BENCHLEDGER, *args], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            sys.stderr.write(err.read().decode(errors="replace"))
+            raise SystemExit(f"benchledger {' '.join(args)}: exit {proc.returncode}")
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    return elapsed, usage.ru_maxrss / 1024, text  # Linux reports KiB
