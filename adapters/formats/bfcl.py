@@ -23,8 +23,8 @@ provider. Nothing in these files says when the evaluation ran.
 Runs and cells. A score file's run scores its `accuracy`; its metrics keep the summary
 line (`correct_count`, `total_count`, and what else it states) and the category. Only
 failed entries are listed: each is a cell keyed by its `id` (failed, with `error_type`,
-`error` and its other small fields; the prompt, the model's output and the expected
-answer stay in the file, named in provenance `entry_fields_not_kept`). The passing
+`error` and every other field the entry states: the prompt, the model's raw and decoded
+output, the expected answer, an inference log). The passing
 cases are not in the file, so no cell is made up for them: `correct_count` says how
 many there were, and provenance says the cells cover failures only. A table row is a
 run without cells whose metrics keep every column (see bfcl_tables).

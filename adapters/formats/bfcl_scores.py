@@ -10,7 +10,6 @@ test entry that failed. `bfcl evaluate` writes the file to
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -26,27 +25,8 @@ from benchledger.domain.records import Cell, CellOutcome, RunRecord
 FILE_NAME = re.compile(r"\ABFCL_(v\d+)_(\w+)_score\.json\Z")
 GROUPS = frozenset({"non_live", "live", "multi_turn", "agentic", "format_sensitivity"})
 SUMMARY = ("accuracy", "correct_count", "total_count")
-# What an entry repeats of the test case and the model's answer: the prompt, the
-# model's raw and decoded output, the expected answers, the inference log. The ledger
-# keeps the verdict (error, error_type); these stay in the file, and the run says which
-# of them the file had.
-TRANSCRIPT = frozenset(
-    {
-        "prompt",
-        "model_result",
-        "model_result_raw",
-        "model_result_decoded",
-        "decoded_result",
-        "possible_answer",
-        "inference_log",
-        "last_non_fc_message",
-        "model_executed_output",
-    }
-)
 # Keys an entry states that the run already holds (or that become the cell's own fields).
 IDENTITY_KEYS = frozenset({"id", "model_name", "test_category", "valid"})
-# Fields of an entry beyond these are kept when their JSON is at most this long.
-SMALL = 2000
 
 
 def claims(path: Path, head: bytes) -> bool:
@@ -70,11 +50,10 @@ def parse(path: Path, data: bytes, defaults: Mapping[str, Any]) -> RunRecord:
     model, quirks = _model(model_dir, [entry for _, entry in lines[1:]], defaults)
     keys = DistinctKeys()
     cells: list[Cell] = []
-    left_out: set[str] = set()
     others: dict[str, set[str]] = {"test_category": set(), "model_name": set()}
     stated = {"test_category": category, "model_name": model}
     for number, entry in lines[1:]:
-        cells.append(_cell(name, number, entry, keys, left_out, stated))
+        cells.append(_cell(name, number, entry, keys, stated))
         for key, expected in stated.items():
             value = entry.get(key)
             if key in entry and value != expected:
@@ -97,8 +76,6 @@ def parse(path: Path, data: bytes, defaults: Mapping[str, Any]) -> RunRecord:
     if any(type(entry.get("id")) is int for _, entry in lines[1:]):
         # Before January 2025 (gorilla #893) BFCL wrote an entry's position, from 1.
         provenance["ids"] = "positions in the category's dataset, counted from 1"
-    if left_out:
-        provenance["entry_fields_not_kept"] = sorted(left_out)
     if quirks:
         provenance["quirks"] = quirks
     fields = identity(model, defaults)
@@ -179,11 +156,10 @@ def _cell(
     number: int,
     entry: dict[str, Any],
     keys: DistinctKeys,
-    left_out: set[str],
     stated_elsewhere: dict[str, str],
 ) -> Cell:
-    """The entry's cell: its verdict and small fields; `test_category` and `model_name`
-    only where they differ from the run's (`stated_elsewhere`)."""
+    """The entry's cell: its verdict and every other field it states; `test_category`
+    and `model_name` only where they differ from the run's (`stated_elsewhere`)."""
     ident = entry.get("id")
     if "id" not in entry:
         raise InputFormatError(name, "missing (every test entry has one)", line=number, field="id")
@@ -201,14 +177,12 @@ def _cell(
         metrics["error_type"] = error_type
     if "error" in entry:
         metrics["error"] = sorted_json(error)
+    # Everything else the entry states is kept: the prompt, the model's raw and decoded
+    # output, the expected answers, an inference log (within the limits every import
+    # reads under: a string past them refuses the file, naming the field).
     for key, value in entry.items():
-        if key in TRANSCRIPT:
-            left_out.add(key)
-        elif key not in IDENTITY_KEYS and key not in ("error", "error_type"):
-            if len(json.dumps(value, ensure_ascii=False, default=str)) <= SMALL:
-                metrics[key] = sorted_json(value)
-            else:
-                left_out.add(key)
+        if key not in IDENTITY_KEYS and key not in ("error", "error_type"):
+            metrics[key] = sorted_json(value)
     for key, expected in stated_elsewhere.items():
         if key in entry and entry[key] != expected:
             metrics[key] = sorted_json(entry[key])

@@ -250,16 +250,14 @@ class TestScoreFiles:
         self, tmp_path: Path
     ) -> None:
         run = one(score_dir(tmp_path) / MODEL / "non_live" / "BFCL_v4_simple_python_score.json")
-        assert run.cells[0].metrics == {
-            "error_type": "value_error:string",
-            "error": ["Invalid value for parameter 'x' in simple_python_3."],
-        }
-        assert run.header.provenance["entry_fields_not_kept"] == [
-            "model_result_decoded",
-            "model_result_raw",
-            "possible_answer",
-            "prompt",
-        ]
+        metrics = run.cells[0].metrics
+        assert metrics["error_type"] == "value_error:string"
+        assert metrics["error"] == ["Invalid value for parameter 'x' in simple_python_3."]
+        # The transcript is kept too: a ledger keeps every fact the entry states.
+        assert {"model_result_decoded", "model_result_raw", "possible_answer", "prompt"} <= set(
+            metrics
+        )
+        assert "entry_fields_not_kept" not in run.header.provenance
 
     def test_an_error_type_nested_in_the_error_is_lifted_and_the_error_kept_whole(
         self, tmp_path: Path
@@ -268,19 +266,13 @@ class TestScoreFiles:
         [cell] = run.cells
         assert cell.metrics["error_type"] == "agentic:answer_not_found"
         assert cell.metrics["error"]["details"] == {"possible_answers": ["70"]}
-        assert {"inference_log", "last_non_fc_message"} <= set(
-            run.header.provenance["entry_fields_not_kept"]
-        )
+        assert {"inference_log", "last_non_fc_message"} <= set(cell.metrics)
 
-    def test_relevance_entries_keep_their_verdict_without_their_output(
-        self, tmp_path: Path
-    ) -> None:
+    def test_relevance_entries_keep_their_verdict_and_their_output(self, tmp_path: Path) -> None:
         run = one(score_dir(tmp_path) / MODEL / "live" / "BFCL_v4_live_relevance_score.json")
         [cell] = run.cells
         assert cell.metrics["error_type"] == "relevance_error:decoder_failed"
-        assert {"model_result", "decoded_result"} <= set(
-            run.header.provenance["entry_fields_not_kept"]
-        )
+        assert {"model_result", "decoded_result"} <= set(cell.metrics)
 
     def test_memory_files_two_levels_down_name_the_same_model(self, tmp_path: Path) -> None:
         path = score_dir(tmp_path) / MODEL / "agentic" / "memory" / "kv"
