@@ -220,6 +220,10 @@ def parse_report(path: Path, defaults: Mapping[str, Any] | None, document: Any) 
             metrics["report_resolved"] = reports[instance_id][0]
         cells.append(cell(instance_id, state, metrics))
     metrics_out = {k: getattr(report, k) for k in COUNTS if getattr(report, k) is not None}
+    # What newer harnesses state beyond these (infra_failure_ids, failure_reasons, ...):
+    # kept as stated, under their own names.
+    for key, value in sorted((report.model_extra or {}).items()):
+        metrics_out.setdefault(key, jsonable(value))
     if report.submitted_instances:
         metrics_out["resolved_rate_of_submitted"] = (
             report.resolved_instances / report.submitted_instances

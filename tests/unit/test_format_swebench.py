@@ -279,6 +279,18 @@ class TestHarnessReports:
             "x__y-1": ("skipped", "incomplete"),
         }
 
+    def test_what_a_newer_harness_adds_to_its_report_is_kept(self, tmp_path: Path) -> None:
+        doc = run_report(
+            infra_failure_instances=1,
+            infra_failure_ids=[IDS[2]],
+            failure_reasons={IDS[2]: "docker build timed out"},
+        )
+        [run] = parse(write(tmp_path / "org__model.run-1.json", doc))
+        metrics = run.header.metrics
+        assert metrics["infra_failure_instances"] == 1
+        assert metrics["infra_failure_ids"] == [IDS[2]]
+        assert metrics["failure_reasons"] == {IDS[2]: "docker build timed out"}
+
     def test_the_split_comes_from_its_size_and_the_name_is_not_split(self, tmp_path: Path) -> None:
         [run] = parse(write(tmp_path / "openai__gpt-4.1.lite_dev.json", run_report()))
         h = run.header
