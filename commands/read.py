@@ -84,10 +84,16 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str |
     row = queries.find_run(run)
     outcomes = queries.cell_outcomes(row["run_id"])
     cells = queries.cells(row["run_id"], limit=n_cells) if n_cells else []
+    trajectories = queries.trajectory_summary(row["run_id"])
     if as_json:
         click.echo(
             json.dumps(
-                {"run": row, "cell_outcomes": outcomes, "cells": cells},
+                {
+                    "run": row,
+                    "cell_outcomes": outcomes,
+                    "cells": cells,
+                    "trajectories": trajectories,
+                },
                 indent=2,
                 ensure_ascii=False,
             )
@@ -141,6 +147,9 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str |
             click.echo(f"{name.ljust(width)}  {json.dumps(row[name], sort_keys=True)}")
     click.echo("")
     emit(outcomes, None, columns=["outcome", "cells", "mean_score"], empty="No cells.")
+    if trajectories:
+        click.echo("")
+        emit(trajectories, None, columns=list(trajectories[0]))
     if cells:
         click.echo("")
         emit(cells, None, columns=["key", "outcome", "score", "metrics"])

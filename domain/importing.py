@@ -288,5 +288,13 @@ class Importing(LedgerBase):
                     originator_id=run_id, originator_version=version, cells=batch
                 )
             )
+        for i in range(0, len(record.turns), CELL_BATCH):
+            events.append(
+                run_model.TrajectoryRecorded(
+                    originator_id=run_id,
+                    originator_version=len(events) + 1,
+                    turns=record.turns[i : i + CELL_BATCH],
+                )
+            )
         events.append(run_rules.finish_from_record(run_id, len(events) + 1, record))
         return events

@@ -105,11 +105,29 @@ class RunHeader(Record):
         return f"{self.signature}@{started}"
 
 
+class Turn(Record):
+    """One model call of a run's trajectory, as the source measured it."""
+
+    trajectory_file: str
+    turn_index: int
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+    latency_ms: float | None = None
+    prompt_chars: int | None = None
+
+
 class RunRecord(Record):
     """One run as a result source states it: header plus cells."""
 
     header: RunHeader
     cells: tuple[Cell, ...] = ()
+    # Its trajectory's turns, where the source keeps them (the orchestrator's database):
+    # recorded with the run, but not part of its content, so a source without them
+    # (a latest/ row) states the same run.
+    turns: tuple[Turn, ...] = Field(default=(), exclude=True)
     # What only some of a source system's files state about the run (its own signature,
     # full config, exact times...): recorded from the first file that brings the run,
     # but not part of its content, so a sparser file stating the same run agrees with it.

@@ -16,6 +16,7 @@ from benchledger.domain.records import (
     Cell,
     FiniteFloat,
     RunStatus,
+    Turn,
 )
 
 
@@ -72,6 +73,12 @@ class CellsRecorded(Event):
         if type(other) is not type(self):
             return NotImplemented
         return self.__dict__ == other.__dict__
+
+
+class TrajectoryRecorded(Event):
+    """A batch of the run's trajectory turns (tokens, cache, latency per model call)."""
+
+    turns: tuple[Turn, ...]
 
 
 class RunFinished(Event):
@@ -197,6 +204,11 @@ def _(event: CellsRecorded, run: Run) -> Run:
     digests = dict(run.cell_digests)
     digests.update((c.key, c.digest()) for c in event.cells)
     return run.advanced(event, cell_digests=digests)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: TrajectoryRecorded, run: Run) -> Run:
+    return run.advanced(event)  # type: ignore[no-any-return]
 
 
 @mutate.register

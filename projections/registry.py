@@ -11,6 +11,7 @@ from benchledger.projections.imports import ImportsProjection
 from benchledger.projections.latest import LatestProjection
 from benchledger.projections.run_groups import RunGroupsProjection
 from benchledger.projections.runs import RunsProjection
+from benchledger.projections.trajectories import TrajectoriesProjection
 from benchledger.projections.verdicts import VerdictsProjection
 
 
@@ -21,6 +22,7 @@ def all_projections() -> list[Projection]:
         RunGroupsProjection(),
         RunsProjection(),
         CellsProjection(),
+        TrajectoriesProjection(),
         BenchmarksProjection(),
         ImportsProjection(),
         LatestProjection(),

@@ -14,6 +14,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "run_groups": (4, ("run_groups", "skips")),
     "runs": (3, ("runs",)),
     "cells": (1, ("cells",)),
+    "trajectories": (1, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
     "latest": (4, ("candidates", "latest", "quarantine", "baselines", "latest_pending")),

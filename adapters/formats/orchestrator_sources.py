@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_rows import GROUPS, read_row
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.records import RunRecord, SkipRecord
+from benchledger.domain.records import RunRecord, SkipRecord, Turn
 
 Parsed = RunRecord | SkipRecord
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -78,16 +80,40 @@ ROW_BATCH = 500
 
 def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
     name = str(path)
-    for raw in _sqlite_rows(path, data):
+    for raw, turns in _sqlite_rows(path, data):
         record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.")
+        if isinstance(record, RunRecord) and turns:
+            record = RunRecord(
+                header=record.header,
+                cells=record.cells,
+                supplement=record.supplement,
+                turns=tuple(_turn(name, t) for t in turns),
+            )
         if record is not None:
             yield record
 
 
-def _sqlite_rows(path: Path, data: bytes | None) -> Iterator[dict[str, Any]]:
-    """The rows of benchmark_runs, by run_id, from a private copy of the database (its
-    bytes `data`, else its file) with its write-ahead log, where rows may still live:
-    the orchestrator's own files are never locked or checkpointed by an import."""
+TURN_FIELDS = tuple(Turn.model_fields)
+
+
+def _turn(path: str, raw: dict[str, Any]) -> Turn:
+    try:
+        return Turn.model_validate({k: raw[k] for k in TURN_FIELDS if k in raw}, strict=True)
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        where = f"run '{raw.get('run_id')}': " if raw.get("run_id") else ""
+        field = f"benchmark_run_trajectories.{loc}"
+        raise InputFormatError(path, where + first["msg"], field=field) from None
+
+
+def _sqlite_rows(
+    path: Path, data: bytes | None
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The rows of benchmark_runs, by run_id, each with its trajectory rows (by file and
+    turn), from a private copy of the database (its bytes `data`, else its file) with
+    its write-ahead log, where rows may still live: the orchestrator's own files are
+    never locked or checkpointed by an import."""
     with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
         copy = Path(tmp) / "orchestrator.sqlite"
         if data is None:
@@ -110,8 +136,20 @@ def _sqlite_rows(path: Path, data: bytes | None) -> Iterator[dict[str, Any]]:
                     str(path), "no benchmark_runs table: not an orchestrator database"
                 )
             cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
+            trajectories = "benchmark_run_trajectories" in tables
             while batch := cursor.fetchmany(ROW_BATCH):
-                yield from (dict(r) for r in batch)
+                rows = [dict(r) for r in batch]
+                turns: dict[Any, list[dict[str, Any]]] = {}
+                if trajectories:
+                    ids = [r.get("run_id") for r in rows]
+                    marks = ", ".join("?" * len(ids))
+                    for t in conn.execute(
+                        f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
+                        "ORDER BY run_id, trajectory_file, turn_index",
+                        ids,
+                    ):
+                        turns.setdefault(t["run_id"], []).append(dict(t))
+                yield from ((r, turns.get(r.get("run_id"), [])) for r in rows)
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"unreadable SQLite database: {e}") from None
         except UnicodeDecodeError as e:

@@ -99,6 +99,20 @@ class Queries:
             )
         )
 
+    def trajectory_summary(self, run_id: str) -> list[dict[str, Any]]:
+        """Per trajectory file of the run: its turns and their token, cache and latency sums."""
+        return _rows(
+            self.conn.execute(
+                "SELECT trajectory_file, count(*) AS turns, sum(prompt_tokens) AS prompt_tokens, "
+                "sum(completion_tokens) AS completion_tokens, sum(total_tokens) AS total_tokens, "
+                "sum(cached_tokens) AS cached_tokens, "
+                "sum(cache_creation_tokens) AS cache_creation_tokens, "
+                "avg(latency_ms) AS mean_latency_ms FROM turns WHERE run_id = ? "
+                "GROUP BY trajectory_file ORDER BY trajectory_file",
+                (run_id,),
+            )
+        )
+
     def cells(self, run_id: str, limit: int | None = None) -> list[dict[str, Any]]:
         sql = "SELECT key, outcome, score, metrics FROM cells WHERE run_id = ? ORDER BY rowid"
         params: list[Any] = [run_id]

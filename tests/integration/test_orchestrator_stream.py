@@ -148,3 +148,69 @@ class TestSkipsKeepTheirFacts:
         assert provenance["metrics"]["existing_succeeded_run_id"] == (
             "run_bfcl_20260511T090000Z_2_00001234"
         )
+
+
+TRAJECTORIES = (
+    "CREATE TABLE benchmark_run_trajectories (run_id TEXT NOT NULL, trajectory_file TEXT "
+    "NOT NULL, turn_index INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0, "
+    "completion_tokens INTEGER NOT NULL DEFAULT 0, total_tokens INTEGER NOT NULL DEFAULT 0, "
+    "cached_tokens INTEGER NOT NULL DEFAULT 0, cache_creation_tokens INTEGER NOT NULL "
+    "DEFAULT 0, latency_ms REAL, prompt_chars INTEGER NOT NULL DEFAULT 0, "
+    "PRIMARY KEY (run_id, trajectory_file, turn_index))"
+)
+
+
+def with_turns(db: Path, turns: list[tuple[Any, ...]]) -> Path:
+    conn = sqlite3.connect(db)
+    conn.execute(TRAJECTORIES)
+    conn.executemany(
+        "INSERT INTO benchmark_run_trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", turns
+    )
+    conn.commit()
+    conn.close()
+    return db
+
+
+class TestTrajectories:
+    def test_every_turn_of_the_database_is_a_row_of_turns_and_shown_with_its_run(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(orchestrator_sources, "ROW_BATCH", 3)  # turns fetched per batch
+        rows = many_rows(8)
+        runs = [r["run_id"] for r in rows if r["run_id"].startswith("run_")]
+        turns = [
+            (run_id, f"t{f}.jsonl", i, 100 * i, 10, 100 * i + 10, 5 * i, 2, 250.5 + i, 1000)
+            for run_id in runs
+            for f in range(2)
+            for i in range(3)
+        ]
+        source = with_turns(make_db(tmp_path / "src" / "orchestrator.sqlite", rows), turns)
+        invoke("import", str(source))
+        with sqlite3.connect(db) as conn:
+            stored = conn.execute(
+                "SELECT r.run_key, t.trajectory_file, t.turn_index, t.prompt_tokens, "
+                "t.completion_tokens, t.total_tokens, t.cached_tokens, "
+                "t.cache_creation_tokens, t.latency_ms, t.prompt_chars "
+                "FROM turns t JOIN runs r USING (run_id) ORDER BY 1, 2, 3"
+            ).fetchall()
+        assert stored == sorted(turns)
+        shown = json.loads(invoke("show", runs[0], "--json").stdout)["trajectories"]
+        assert [(t["trajectory_file"], t["turns"], t["prompt_tokens"]) for t in shown] == [
+            ("t0.jsonl", 3, 300),
+            ("t1.jsonl", 3, 300),
+        ]
+        before = stored_events(db)
+        invoke("import", str(source))
+        assert stored_events(db) == before
+
+    def test_a_malformed_turn_refuses_the_database_naming_the_field(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        rows = many_rows(4)
+        bad = [(rows[0]["run_id"], "t.jsonl", 0, "many", 1, 1, 0, 0, 1.0, 0)]
+        source = with_turns(make_db(tmp_path / "src" / "orchestrator.sqlite", rows), bad)
+        invoke("demo")
+        before = stored_events(db)
+        result = invoke("import", str(source), expect=1)
+        assert "benchmark_run_trajectories.prompt_tokens" in result.stdout + result.stderr
+        assert stored_events(db) == before

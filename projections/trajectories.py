@@ -1,0 +1,56 @@
+"""`turns`: one row per model call of a run's trajectory (tokens, cache, latency)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from benchledger.domain.run import TrajectoryRecorded
+from benchledger.projections import versions
+from benchledger.projections.base import Change, Envelope, Projection, Table, topics_of
+
+COLUMNS = (
+    "trajectory_file",
+    "turn_index",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "cached_tokens",
+    "cache_creation_tokens",
+    "latency_ms",
+    "prompt_chars",
+)
+INSERT = (
+    f"INSERT INTO [{{turns}}] (run_id, {', '.join(COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})"
+)
+
+
+class TrajectoriesProjection(Projection):
+    name = "trajectories"
+    version = versions.version(name)
+    tables = (
+        Table(
+            "turns",
+            {
+                "run_id": str,
+                "trajectory_file": str,
+                "turn_index": int,
+                "prompt_tokens": int,
+                "completion_tokens": int,
+                "total_tokens": int,
+                "cached_tokens": int,
+                "cache_creation_tokens": int,
+                "latency_ms": float,
+                "prompt_chars": int,
+            },
+            indexes=(("run_id", "trajectory_file", "turn_index"),),
+        ),
+    )
+    topics = topics_of(TrajectoryRecorded)
+
+    def fold(self, envelope: Envelope) -> Iterable[Change]:
+        event = envelope.event
+        if not isinstance(event, TrajectoryRecorded):
+            return
+        run_id = str(envelope.stream)
+        yield INSERT, [(run_id, *(getattr(t, c) for c in COLUMNS)) for t in event.turns]
