@@ -98,6 +98,8 @@ class Row(BaseModel):
     # Stated by the database (and some row files); a skip keeps them as its own.
     started_at: str | None = None
     attempt: int | None = None
+    # The database's other columns, as they are (see orchestrator_sources).
+    source_columns: dict[str, Any] | None = None
     cache_metrics: dict[str, Any] | None = None
     performance_metrics: dict[str, Any] | None = None
     trajectory_summary: dict[str, Any] | None = None
@@ -203,6 +205,11 @@ def _supplement(row: Row) -> dict[str, Any]:
         "signature_check": signature_check(row),
         "extra_config": row.extra_config,
         "benchmark_directory": row.benchmark_directory,
+        "attempt": row.attempt,
+        "started_at": row.started_at,  # exact, as stated; the header has the second
+        "source_columns": canonical(strip_host_paths(row.source_columns))
+        if row.source_columns
+        else None,
     }
     return {k: v for k, v in facts.items() if v is not None}
 
@@ -218,6 +225,8 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     provenance["signature_check"] = signature_check(row)
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
         provenance["metrics"] = canonical(strip_host_paths(row.metrics))
+    if row.source_columns:
+        provenance["source_columns"] = canonical(strip_host_paths(row.source_columns))
     skipped_at = _when(row.started_at)
     if row.started_at is not None and skipped_at is None:
         provenance["started_at"] = row.started_at  # not a time we can read: kept as stated

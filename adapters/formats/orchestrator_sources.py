@@ -42,6 +42,9 @@ PLAIN_COLUMNS = (
     "attempt",
 )
 JSON_COLUMNS = ("metrics", "extra_config", *GROUPS)
+MAPPED_COLUMNS = frozenset(
+    {*PLAIN_COLUMNS, *(f"{name}_json" for name in JSON_COLUMNS), "higher_is_better"}
+)
 
 
 def _records(path: str, rows: list[Any], where: str) -> Iterator[Parsed]:
@@ -177,6 +180,18 @@ def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:
             row[name] = text  # wrong type: validation names the field
             continue
         row[name] = loads(path, text, field=f"benchmark_runs.{column}")
+    # Every other column the row holds (command, cwd, log paths, versions and commits,
+    # artifacts, high-score reference, comparison_id, the denormalised telemetry...):
+    # kept as stated, `*_json` columns decoded.
+    rest: dict[str, Any] = {}
+    for column, value in raw.items():
+        if column in MAPPED_COLUMNS:
+            continue
+        if column.endswith("_json") and isinstance(value, str):
+            value = loads(path, value, field=f"benchmark_runs.{column}")
+            column = column.removesuffix("_json")
+        rest[column] = value
+    row["source_columns"] = rest
     return row
 
 

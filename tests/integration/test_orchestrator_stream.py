@@ -214,3 +214,25 @@ class TestTrajectories:
         result = invoke("import", str(source), expect=1)
         assert "benchmark_run_trajectories.prompt_tokens" in result.stdout + result.stderr
         assert stored_events(db) == before
+
+
+class TestDatabaseFactsAreKept:
+    def test_the_columns_the_header_does_not_hold_are_kept_in_the_runs_provenance(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        row = db_row(comparison_id="cmp_20260512_ab12", attempt=4)
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", [row])
+        invoke("import", str(source))
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        shown = json.loads(invoke("show", run["run_id"], "--json").stdout)["run"]
+        provenance = shown["provenance"]
+        assert provenance["attempt"] == 4
+        assert provenance["started_at"] == row["started_at"]  # to the microsecond
+        columns = provenance["source_columns"]
+        for name in ("comparison_id", "benchmark_version", "benchmarks_commit", "eliza_commit"):
+            assert columns[name] == row[name], name
+        assert columns["command"] == json.loads(row["command_json"])
+        assert columns["duration_seconds"] == row["duration_seconds"]
+        assert columns["ended_at"] == row["ended_at"]
+        assert columns["high_score_value"] == row["high_score_value"]
+        assert columns["stdout_path"].endswith("stdout.log")
