@@ -75,6 +75,9 @@ def start(
     content_sha256: str | None = None,
 ) -> RunStarted:
     header = record.header
+    provenance = {**header.provenance, **record.supplement}
+    if attempt is None and source == "imported":
+        attempt = stated_attempt(provenance)
     return RunStarted(
         originator_id=run_id,
         originator_version=1,
@@ -94,8 +97,16 @@ def start(
         source_sha256=source_file.sha256 if source_file else None,
         content_sha256=content_sha256,
         started_at=header.started_at,
-        provenance={**header.provenance, **record.supplement},
+        provenance=provenance,
     )
+
+
+def stated_attempt(provenance: dict[str, Any]) -> int | None:
+    """The attempt an imported run's source counted (its `attempt`), if it states one."""
+    value = provenance.get("attempt")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None
 
 
 def finish_from_record(

@@ -227,6 +227,7 @@ class TestDatabaseFactsAreKept:
         shown = json.loads(invoke("show", run["run_id"], "--json").stdout)["run"]
         provenance = shown["provenance"]
         assert provenance["attempt"] == 4
+        assert run["attempt"] == 4  # the attempt the orchestrator counted, as a column
         assert provenance["started_at"] == row["started_at"]  # to the microsecond
         columns = provenance["source_columns"]
         for name in ("comparison_id", "benchmark_version", "benchmarks_commit", "eliza_commit"):
