@@ -44,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import child, connect_wal, db_bytes
+from workload import child, connect_wal, db_bytes, parse_sizes
 
 SEED = 20261001
 SIZES = (10_000, 50_000)
@@ -797,13 +797,6 @@ def orchestrator_export(package: Path, source: Path) -> float:
             f"orchestrator export-viewer-data: exit {done.returncode}\n{done.stderr[-2000:]}"
         )
     return elapsed
-
-
-def parse_sizes(text: str) -> list[int]:
-    sizes = [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError("sizes must be positive integers, comma-separated")
-    return sizes
 
 
 def describe(result: Result) -> str:

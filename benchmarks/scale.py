@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import SEED, child, db_bytes, write_runs
+from workload import SEED, child, db_bytes, parse_sizes, write_runs
 
 SIZES = (100_000, 300_000, 1_000_000)
 RSS_GOAL_MIB = 300 * 10**6 / 2**20
@@ -39,13 +39,6 @@ def one_size(work: Path, cells: int, run_size: int) -> dict[str, tuple[float, fl
     for extra in work.glob(f"ledger-{cells}.db-*"):
         extra.unlink()
     return results
-
-
-def parse_sizes(text: str) -> list[int]:
-    sizes = [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError("sizes must be positive integers, comma-separated")
-    return sizes
 
 
 def main() -> None:

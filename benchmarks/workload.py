@@ -3,6 +3,7 @@ baseline's schema, taken from the read models' own table definitions."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -220,3 +221,11 @@ def child(args: list[str]) -> tuple[float, float, str]:
         out.seek(0)
         text = out.read().decode(errors="replace")
     return elapsed, usage.ru_maxrss / 1024, text  # Linux reports KiB
+
+
+def parse_sizes(text: str) -> list[int]:
+    """`--sizes 100000,300000`: positive integers, comma-separated (`_` allowed)."""
+    sizes = [int(s.replace("_", "")) for s in text.split(",") if s.strip()]
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("sizes must be positive integers, comma-separated")
+    return sizes

@@ -69,11 +69,9 @@ def parse_sqlite(path: Path, data: bytes) -> Iterator[Parsed]:
 
 
 def stream_sqlite(path: Path) -> Iterator[Parsed]:
-    """`parse_sqlite`, copying the database file by file rather than holding it, and
-    reading its rows a batch at a time: memory holds a batch, never the database."""
-    with path.open("rb") as f:
-        if not f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
-            raise InputFormatError(str(path), "not an SQLite database (bad header)")
+    """`parse_sqlite` of a file that starts with SQLITE_MAGIC, copying it file to file
+    rather than holding it, and reading its rows a batch at a time: memory holds a
+    batch, never the database."""
     yield from _sqlite_records(path, None)
 
 

@@ -100,22 +100,21 @@ def display_path(path: Path, root: Path | None = None) -> str:
 def file_sha256(path: Path) -> tuple[hashlib._Hash, int]:
     """The running sha256 of a file's bytes and their count, read in pieces: a streamed
     import knows the file's identity before it appends anything."""
-    digest, size = hashlib.sha256(), 0
-    cap = limits.current().file_size
+    digest = hashlib.sha256()
+    return digest, _hash_into(digest, path)
+
+
+def _hash_into(digest: hashlib._Hash, path: Path) -> int:
+    """Add a file's bytes to `digest`, a MiB at a time, within the file-size limit;
+    return their count."""
+    size, cap = 0, limits.current().file_size
     with open_regular(path) as f:
         while chunk := f.read(1 << 20):
             size += len(chunk)
             if size > cap:  # it grew while being read
                 raise limits.exceeded(str(path), "the file", "file_size")
             digest.update(chunk)
-    return digest, size
-
-
-def _hash_into(digest: hashlib._Hash, path: Path) -> None:
-    """Add a file's bytes to `digest`, a MiB at a time."""
-    with open_regular(path) as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
+    return size
 
 
 def _identity(stat: os.stat_result) -> tuple[int, int, int]:

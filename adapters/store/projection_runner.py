@@ -124,13 +124,15 @@ class ProjectionRunner:
                     applied = self._rebuild(stale, progress)
         # One transaction for everything new: a file appended whole is shown whole, even
         # when this process dies halfway through folding it.
+        folded = False
         with gc_paused(), self.store.write():
             while True:
                 states = self.store.states()
                 start = min(states[p.name][1] for p in self.projections)
                 notes = self.recorder.select_notifications(start, PAGE, inclusive_of_start=False)
                 if not notes:
-                    self._settle(self.store, {p.name: _live(p) for p in self.projections})
+                    if folded:  # nothing to finish when nothing was folded
+                        self._settle(self.store, {p.name: _live(p) for p in self.projections})
                     return applied
                 envelopes = [self.envelope(n) for n in notes]
                 for p in self.projections:
@@ -140,6 +142,7 @@ class ProjectionRunner:
                         self.store.apply(p, _live(p), todo)
                         self.store.set_state(p.name, p.version, todo[-1].position)
                 applied += len(envelopes)
+                folded = True
                 if progress:
                     progress(len(envelopes))
 

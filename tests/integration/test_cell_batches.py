@@ -179,8 +179,11 @@ class TestLatestSettlesOncePerTransaction:
             services.store.conn.set_trace_callback(statements.append)
             try:
                 services.runner.catch_up()
+                settled = len(statements)
+                services.runner.catch_up()  # nothing new: nothing to settle
             finally:
                 services.store.conn.set_trace_callback(None)
+        assert not [s for s in statements[settled:] if s.startswith(("INSERT", "DELETE"))]
         selects = [s for s in statements if s.startswith("INSERT INTO [latest] (")]
         assert len(selects) == 1
         with sqlite3.connect(db) as conn:
