@@ -84,22 +84,10 @@ def breaks(value: Any, bounds: Limits, depth: int = 3) -> bool:
     checked in place, not stacked: most of what is kept is small flat objects."""
     longest, biggest, deepest = bounds.string_length, bounds.biggest_int, bounds.depth
 
-    def bad(item: Any) -> bool | None:  # None: a container, to look inside
-        kind = type(item)
-        if kind is str:
-            return len(item) > longest or (not item.isascii() and _unstorable(item))
-        if kind is int:
-            return not -biggest < item < biggest
-        if kind is float or kind is bool or item is None:
-            return False
-        if isinstance(item, str):  # enums of strings
-            return bad(str(item))
-        return None
-
     stack = [(value, depth)]
     while stack:
         node, level = stack.pop()
-        verdict = bad(node)
+        verdict = _bad(node, longest, biggest)
         if verdict is not None:
             if verdict:
                 return True
@@ -120,12 +108,28 @@ def breaks(value: Any, bounds: Limits, depth: int = 3) -> bool:
                 if not -biggest < item < biggest:
                     return True
             elif kind is not float and kind is not bool and item is not None:
-                verdict = bad(item)
+                verdict = _bad(item, longest, biggest)
                 if verdict is None:
                     stack.append((item, level + 1))
                 elif verdict:
                     return True
     return False
+
+
+def _bad(item: Any, longest: int, biggest: int) -> bool | None:
+    """A scalar beyond the limits (True) or within them (False); None: a container, to
+    look inside. A module function, not a closure in `breaks`: a recursive closure is a
+    reference cycle, and imports run with the collector paused, so each call leaked one."""
+    kind = type(item)
+    if kind is str:
+        return len(item) > longest or (not item.isascii() and _unstorable(item))
+    if kind is int:
+        return not -biggest < item < biggest
+    if kind is float or kind is bool or item is None:
+        return False
+    if isinstance(item, str):  # enums of strings
+        return _bad(str(item), longest, biggest)
+    return None
 
 
 def _refuse_where(path: str, i: int, record: BaseModel, bounds: Limits) -> None:
