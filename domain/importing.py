@@ -7,7 +7,7 @@ from typing import Literal
 from uuid import UUID
 
 from benchledger.domain import benchmark as benchmark_model
-from benchledger.domain import result_import, run_rules
+from benchledger.domain import facts, result_import, run_rules
 from benchledger.domain import run as run_model
 from benchledger.domain import run_group as group_model
 from benchledger.domain.base import Event
@@ -30,7 +30,6 @@ from benchledger.domain.signatures import (
     import_id_for,
     natural_id,
     run_id_for,
-    signature,
 )
 
 Parsed = RunRecord | SkipRecord
@@ -122,12 +121,24 @@ class Importing(LedgerBase):
             if current is not None and current.content_sha256 == content:
                 outcomes.append(RunOutcome(current.id, run_key, "unchanged"))
                 continue
-            if current is not None and not amend:
-                raise ImportConflictError(
-                    f"{source.path}: run '{run_key}' is already recorded with different "
-                    "content (nothing was appended; `import --amend` records the new "
-                    "version as a correction)"
-                )
+            if current is not None:
+                added, conflicts = self._merge(current, record, source)
+                if not conflicts:
+                    kept: Literal["merged", "unchanged"] = "merged" if added else "unchanged"
+                    outcomes.append(RunOutcome(current.id, run_key, kept))
+                    if added:
+                        self._append(added, group, pending)
+                        appended += len(added) + len(pending)
+                        pending = []
+                    continue
+                if not amend:
+                    more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
+                    raise ImportConflictError(
+                        f"{source.path}: run '{run_key}' is already recorded with other "
+                        f"facts: {'; '.join(str(c) for c in conflicts[:3])}{more}. Nothing "
+                        "was appended; `import --amend` records the new version as a "
+                        "correction"
+                    )
             events: list[Event] = []
             run_id = base_id
             if current is not None:
@@ -193,6 +204,61 @@ class Importing(LedgerBase):
     ) -> None:
         self._save_with_group(events, group, [self._skip_event(group, s) for s in skips])
 
+    def _merge(
+        self, current: Run, record: RunRecord, source: SourceFile
+    ) -> tuple[list[Event], list[facts.Conflict]]:
+        """The events that add what `record` states beyond the recorded run, or the
+        facts it states differently (`domain.facts`)."""
+        held = facts.recorded(self.repository.event_store.get(current.id))
+        new = facts.stated(record)
+        added, conflicts = facts.compare(held.facts, new)
+        if record.cells:
+            digests = {c.key: c.digest() for c in record.cells}
+            if digests != held.cells:
+                conflicts.append(
+                    facts.Conflict(
+                        "cells",
+                        f"{len(held.cells)} cells",
+                        f"{len(digests)} cells"
+                        + (
+                            " (same keys, other payloads)"
+                            if digests.keys() == held.cells.keys()
+                            else ""
+                        ),
+                    )
+                )
+        if conflicts:
+            return [], conflicts
+        events: list[Event] = []
+        version = current.version
+        if added:
+            header = record.header
+            resigned = "config" in added or header.work_signature is not None
+            version += 1
+            events.append(
+                run_model.RunFactsAdded(
+                    originator_id=current.id,
+                    originator_version=version,
+                    facts=added,
+                    signature=header.signature if resigned else None,
+                    comparison_signature=header.comparison_signature if resigned else None,
+                    source_format=source.format,
+                    source_path=source.path,
+                    source_sha256=source.sha256,
+                )
+            )
+        if record.turns and not held.turns:
+            for i in range(0, len(record.turns), CELL_BATCH):
+                version += 1
+                events.append(
+                    run_model.TrajectoryRecorded(
+                        originator_id=current.id,
+                        originator_version=version,
+                        turns=record.turns[i : i + CELL_BATCH],
+                    )
+                )
+        return events, []
+
     def _current_version(self, run_id: UUID) -> Run | None:
         """The run recorded under this key, following amendments to the newest version."""
         if self._first_event(run_id) is None:
@@ -243,9 +309,7 @@ class Importing(LedgerBase):
                 agent=skip.agent,
                 provider=skip.provider,
                 model=skip.model,
-                signature=signature(
-                    skip.benchmark, skip.agent, skip.provider, skip.model, skip.config
-                ),
+                signature=skip.signature,
                 reason=skip.reason,
                 detail=skip.detail,
                 skipped_at=skip.skipped_at,
@@ -296,5 +360,5 @@ class Importing(LedgerBase):
                     turns=record.turns[i : i + CELL_BATCH],
                 )
             )
-        events.append(run_rules.finish_from_record(run_id, len(events) + 1, record))
+        events.extend(run_rules.finish_from_record(run_id, len(events) + 1, record))
         return events

@@ -79,7 +79,8 @@ class Skip:
 class RunOutcome:
     run_id: UUID
     run_key: str
-    state: Literal["imported", "unchanged", "amended"]
+    # merged: a run already recorded, to which this source added facts.
+    state: Literal["imported", "unchanged", "amended", "merged"]
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,11 @@ class RunHeader(Record):
     error: str | None = None
     # What the source system itself says about the run: its ids, signature, flags.
     provenance: dict[str, Any] = Field(default_factory=dict)
+    # The duration the source measured, when it states one (else it is ended - started).
+    duration_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    # The source system's own signature of the work, when it computes one by the
+    # ledger's algorithm (the orchestrator): the run's signature, as stated.
+    work_signature: str | None = None
 
     @field_validator("status")
     @classmethod
@@ -89,8 +94,16 @@ class RunHeader(Record):
             raise ValueError("a recorded run must have ended, not be 'running'")
         return value
 
+    def json_bytes(self) -> bytes:
+        # Fields added later are left out while unset, so that a header that does not
+        # use them hashes as it always did (existing ledgers recognise their runs).
+        unset = {name for name in LATER_FIELDS if getattr(self, name) is None}
+        return self.__pydantic_serializer__.to_json(self, exclude=unset or None)
+
     @property
     def signature(self) -> str:
+        if self.work_signature is not None:
+            return self.work_signature
         return signature(self.benchmark, self.agent, self.provider, self.model, self.config)
 
     @property
@@ -103,6 +116,9 @@ class RunHeader(Record):
             return self.run_key
         started = self.started_at.isoformat() if self.started_at else ""
         return f"{self.signature}@{started}"
+
+
+LATER_FIELDS = ("duration_seconds", "work_signature")
 
 
 class Turn(Record):
@@ -140,7 +156,7 @@ class RunRecord(Record):
         hashed as they are instead of serialized again; the digest is the same.
         """
         if cell_batches is None:
-            return sha256_hex(self.json_bytes())
+            cell_batches = [cells_json(self.cells)]
         digest = hashlib.sha256(b'{"header":')
         digest.update(self.header.json_bytes())
         digest.update(b',"cells":[')
@@ -178,6 +194,14 @@ class SkipRecord(Record):
     # The source's own id for this skip, so the same skip stated by several of the
     # source's files is recorded once.
     skip_key: str | None = None
+    # The source system's signature of the work (as RunHeader.work_signature).
+    work_signature: str | None = None
+
+    @property
+    def signature(self) -> str:
+        if self.work_signature is not None:
+            return self.work_signature
+        return signature(self.benchmark, self.agent, self.provider, self.model, self.config)
 
 
 class SourceFile(Record):

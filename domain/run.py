@@ -45,6 +45,8 @@ class RunStarted(Event):
     lease_expires_at: datetime | None = None
     pid: int | None = None
     run_dir: str | None = None
+    # Header fields with a default that the source did not state (`domain.facts`).
+    unstated: list[str] = Field(default_factory=list)
 
 
 class CellsRecorded(Event):
@@ -93,6 +95,23 @@ class RunFinished(Event):
     error: str | None = None
     ended_at: datetime | None = None
     artifacts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RunFactsAdded(Event):
+    """A later source stated facts about the run that no earlier one did.
+
+    Never a changed fact (that is a conflict, or an amendment): only additions,
+    header-shaped (`domain.facts`): scalars (started_at, ended_at, score...) and
+    objects (config, metrics, tokens, provenance) holding only the added keys. The
+    signatures are the run's, recomputed when the added facts change them.
+    """
+
+    facts: dict[str, Any]
+    signature: str | None = None
+    comparison_signature: str | None = None
+    source_format: str | None = None
+    source_path: str | None = None
+    source_sha256: str | None = None
 
 
 class LeaseRenewed(Event):
@@ -209,6 +228,16 @@ def _(event: CellsRecorded, run: Run) -> Run:
 @mutate.register
 def _(event: TrajectoryRecorded, run: Run) -> Run:
     return run.advanced(event)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: RunFactsAdded, run: Run) -> Run:
+    changes: dict[str, Any] = {}
+    if "score" in event.facts and run.score is None:
+        changes["score"] = event.facts["score"]
+    if "unit" in event.facts and run.unit is None:
+        changes["unit"] = event.facts["unit"]
+    return run.advanced(event, **changes)  # type: ignore[no-any-return]
 
 
 @mutate.register

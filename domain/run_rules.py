@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from benchledger.domain import facts
+from benchledger.domain.base import Event
 from benchledger.domain.errors import (
     BlankReasonError,
     CellConflictError,
@@ -19,6 +21,7 @@ from benchledger.domain.records import Cell, RunRecord, RunStatus, SourceFile
 from benchledger.domain.run import (
     LeaseRenewed,
     Run,
+    RunFactsAdded,
     RunFinished,
     RunInvalidated,
     RunReinstated,
@@ -98,6 +101,7 @@ def start(
         content_sha256=content_sha256,
         started_at=header.started_at,
         provenance=provenance,
+        unstated=list(facts.unstated(record)),
     )
 
 
@@ -109,13 +113,15 @@ def stated_attempt(provenance: dict[str, Any]) -> int | None:
     return None
 
 
-def finish_from_record(
-    run_id: UUID, version: int, record: RunRecord
-) -> RunFinished | StaleRunRecovered:
-    """How an imported run ended; a source's interrupted run is recorded as recovered."""
+def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> list[Event]:
+    """How an imported run ended; a source's interrupted run is recorded as recovered,
+    with what its source states of it after the recovery (metrics, end, duration...)."""
     header = record.header
+    duration = header.duration_seconds
+    if duration is None and header.started_at and header.ended_at:
+        duration = (header.ended_at - header.started_at).total_seconds()
     if header.status is RunStatus.RECOVERED:
-        return StaleRunRecovered(
+        recovered = StaleRunRecovered(
             originator_id=run_id,
             originator_version=version,
             policy="recovered_by_source",
@@ -125,22 +131,38 @@ def finish_from_record(
             actor="import",
             detail=header.error,
         )
-    duration = None
-    if header.started_at and header.ended_at:
-        duration = (header.ended_at - header.started_at).total_seconds()
-    return RunFinished(
-        originator_id=run_id,
-        originator_version=version,
-        status=header.status,
-        score=header.score,
-        unit=header.unit,
-        higher_is_better=header.higher_is_better,
-        metrics=header.metrics,
-        tokens=header.tokens,
-        duration_seconds=duration,
-        error=header.error,
-        ended_at=header.ended_at,
-    )
+        stated = {
+            "score": header.score,
+            "unit": header.unit,
+            "metrics": header.metrics,
+            "tokens": header.tokens,
+            "ended_at": header.ended_at.isoformat() if header.ended_at else None,
+            "duration_seconds": duration,
+        }
+        if "higher_is_better" in header.model_fields_set:
+            stated["higher_is_better"] = header.higher_is_better
+        facts = {k: v for k, v in stated.items() if v not in (None, {})}
+        if not facts:
+            return [recovered]
+        return [
+            recovered,
+            RunFactsAdded(originator_id=run_id, originator_version=version + 1, facts=facts),
+        ]
+    return [
+        RunFinished(
+            originator_id=run_id,
+            originator_version=version,
+            status=header.status,
+            score=header.score,
+            unit=header.unit,
+            higher_is_better=header.higher_is_better,
+            metrics=header.metrics,
+            tokens=header.tokens,
+            duration_seconds=duration,
+            error=header.error,
+            ended_at=header.ended_at,
+        )
+    ]
 
 
 def require_reason(reason: str) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from benchledger.domain.run import (
     CellsRecorded,
     LeaseRenewed,
+    RunFactsAdded,
     RunFinished,
     RunInvalidated,
     RunReinstated,
@@ -15,6 +17,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.domain.run_rules import stated_attempt
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -122,6 +125,46 @@ CORRECT = (
 )
 
 
+SCALAR_FACTS = ("score", "unit", "duration_seconds", "error")
+TIME_FACTS = ("started_at", "ended_at")
+OBJECT_FACTS = ("config", "metrics", "tokens", "provenance")
+
+
+def facts_added(event: RunFactsAdded, at: str | None, pos: int, run_id: str) -> Change:
+    """The columns a later source's facts fill in (they never replace a stated one)."""
+    sets: list[str] = []
+    params: list[object] = []
+    facts = event.facts
+    for name in SCALAR_FACTS:
+        if name in facts:
+            sets.append(f"{name} = ?")
+            params.append(facts[name])
+    if "higher_is_better" in facts:
+        sets.append("higher_is_better = ?")
+        params.append(int(bool(facts["higher_is_better"])))
+    for name in TIME_FACTS:
+        if isinstance(facts.get(name), str):
+            sets.append(f"{name} = ?")
+            params.append(iso(datetime.fromisoformat(facts[name])))
+    for name in OBJECT_FACTS:
+        if isinstance(facts.get(name), dict):
+            sets.append(f"{name} = json_patch(coalesce({name}, json_object()), ?)")
+            params.append(to_json(facts[name]))
+    attempt = stated_attempt(facts.get("provenance") or {})
+    if attempt is not None:
+        sets.append("attempt = coalesce(attempt, ?)")
+        params.append(attempt)
+    if event.signature is not None:
+        sets.append("signature = ?")
+        params.append(event.signature)
+    if event.comparison_signature is not None:
+        sets.append("comparison_signature = ?")
+        params.append(event.comparison_signature)
+    sets += ["updated_at = ?", "last_position = ?"]
+    params += [at, pos, run_id]
+    return f"UPDATE [{{runs}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)
+
+
 class RunsProjection(Projection):
     name = "runs"
     version = versions.version(name)
@@ -138,6 +181,7 @@ class RunsProjection(Projection):
         RunStarted,
         CellsRecorded,
         RunFinished,
+        RunFactsAdded,
         LeaseRenewed,
         StaleRunRecovered,
         RunSuperseded,
@@ -223,6 +267,8 @@ class RunsProjection(Projection):
                     run_id,
                 ),
             )
+        elif isinstance(event, RunFactsAdded):
+            yield facts_added(event, at, pos, run_id)
         elif isinstance(event, LeaseRenewed):
             yield RENEW, (iso(event.expires_at), at, at, pos, run_id)
         elif isinstance(event, StaleRunRecovered):

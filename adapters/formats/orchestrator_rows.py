@@ -2,31 +2,41 @@
 
 The orchestrator states a run in several files: its SQLite row, a latest/,
 quarantine/ or baselines/ row, a viewer_data.json run and a comparison file's
-run. The ledger treats any difference in a run's record as a conflict, so every
-source is reduced to the facts that ALL of them carry (ORCHESTRATOR.md §1, §4,
-§5, §7), in one canonical form:
+run. The run's identity is the orchestrator's run_id; each file's record holds
+every fact that file states, and the ledger merges them (`domain.facts`): a
+sparser file adds what it knows and conflicts with nothing. So every source is
+read into one canonical spelling of the same facts (ORCHESTRATOR.md §1, §4, §5,
+§7):
 
-- run_key is the orchestrator's run_id; started_at is the UTC second the
-  orchestrator wrote into the run_id (exact start/end times are only in the
-  database and viewer, so they are left out); attempt comes from the run_id too.
-- config is empty: extra_config is missing from E1 latest rows, quarantine rows
-  and comparison files. Where a source has them, the orchestrator's signature,
-  its check against the re-derived one, extra_config and benchmark_directory go
-  into the record's supplement (kept in the run's provenance, not part of its
-  content), so the first file that brings the run records them.
-- metrics are the row's own metrics without the nested telemetry copies; the
-  telemetry groups come from the row's top-level groups (the database columns),
-  else from the nested copies. Token counts are reduced to canonical names
-  (input_tokens -> prompt_tokens, ...), zero counts (the orchestrator's "not
-  measured") and estimated counts are left out.
+- header: benchmark, agent, provider, model, the effective extra_config, the
+  exact started_at / ended_at and duration_seconds, status, score, unit,
+  higher_is_better (unless null), metrics, token counts, error; and the
+  orchestrator's own signature as the run's signature. A fact a file does not
+  state (a latest row has no start time, an E1 row no extra_config) is left
+  unset, never filled with a stand-in.
+- provenance: the attempt (the column, else the run_id's), the benchmark
+  directory, whether the stated signature re-derives from the stated config (only
+  where it can be checked), and `source_columns`: every other database column
+  (command, cwd, log and result paths, artifacts, versions and commits,
+  high-score reference, comparison_id, run_group_id, the raw token_metrics,
+  the denormalised telemetry...), as the database or the JSON file states it.
+- what the orchestrator derives from those facts when it writes a file
+  (latest rows' updated_at, comparison_signature, publication_warnings,
+  quarantine_reason, completed token metrics; the viewer's flattened token
+  counts) is not a fact of the run: benchledger derives its own.
+- metrics are the row's own metrics; the telemetry groups come from the row's
+  top-level groups (the database columns), else from the nested copies. Token
+  counts are reduced to canonical names (input_tokens -> prompt_tokens, ...),
+  zero counts (the orchestrator's "not measured") and estimated counts are left
+  out; the raw token_metrics stay in provenance.
 - statuses: succeeded / failed as stated, after applying the orchestrator's own
   repairs (a success with a nonzero return code or with zero samples is a
   failure; its score is kept), so rows written before and after the repair
   agree; stale-recovered rows are `recovered` runs; skipped, incompatible,
   paused*, missing_env rows are skips; queued / running rows are not finished
   and yield nothing.
-- absolute host paths inside metrics and error text are cut to their part
-  below the results root, else to their base name.
+- absolute host paths inside metrics, columns and error text are cut to their
+  part below the results root, else to their base name.
 """
 
 from __future__ import annotations
@@ -63,6 +73,53 @@ Status = Literal[
     "paused",
     "paused_unknown",
 ]
+# benchmark_runs columns, under the names the JSON files use (`*_json` decoded without the
+# suffix), that the header and provenance do not map: a JSON file's keys among them are
+# kept in provenance as `source_columns`, like the database's.
+DATABASE_COLUMNS = frozenset(
+    {
+        "run_group_id",
+        "command",
+        "cwd",
+        "stdout_path",
+        "stderr_path",
+        "result_json_path",
+        "artifacts",
+        "high_score_label",
+        "high_score_value",
+        "delta_to_high_score",
+        "benchmark_version",
+        "benchmarks_commit",
+        "eliza_commit",
+        "eliza_version",
+        "created_at",
+        "comparison_id",
+        "token_metrics",
+        "trajectory_count",
+        "llm_call_count",
+        "total_prompt_tokens",
+        "total_completion_tokens",
+        "total_cache_read_input_tokens",
+        "total_cache_creation_input_tokens",
+        "mean_latency_ms",
+        "p95_latency_ms",
+        "throughput_per_second",
+    }
+)
+# What the orchestrator derives when it writes a file, per kind of file (see above).
+DERIVED = {
+    "snapshot": frozenset(
+        {"updated_at", "comparison_signature", "publication_warnings", "quarantine_reason"}
+        | {"synthetic", "token_metrics"}
+    ),
+    "viewer": frozenset(
+        {"input_tokens", "output_tokens", "total_tokens", "cached_tokens", "call_count"}
+        | {"llm_call_count"}
+    ),
+    "comparison": frozenset(),  # its base_url is kept with the columns
+    "database": frozenset(),
+}
+Kind = Literal["database", "snapshot", "viewer", "comparison"]
 SKIP_STATUSES = frozenset({"skipped", "incompatible", "paused", "paused_unknown"})
 OPEN_STATUSES = frozenset({"queued", "running"})
 STALE_REASON = "orchestrator_interrupted"
@@ -95,8 +152,10 @@ class Row(BaseModel):
     benchmark_directory: str | None = None
     extra_config: dict[str, Any] | None = None
     signature: str | None = None
-    # Stated by the database (and some row files); a skip keeps them as its own.
+    # Stated by the database and viewer_data.json; a skip keeps them as its own.
     started_at: str | None = None
+    ended_at: str | None = None
+    duration_seconds: float | None = None
     attempt: int | None = None
     # The database's other columns, as they are (see orchestrator_sources).
     source_columns: dict[str, Any] | None = None
@@ -106,15 +165,22 @@ class Row(BaseModel):
     token_metrics: dict[str, Any] | None = None
 
 
-def read_row(path: str, raw: Any, where: str = "") -> RunRecord | SkipRecord | None:
+def read_row(
+    path: str, raw: Any, where: str = "", kind: Kind = "snapshot"
+) -> RunRecord | SkipRecord | None:
     """The ledger's record of one source row: a run, a skip, or None for a run still in
-    progress; a malformed row raises InputFormatError naming `where` + the field."""
+    progress; a malformed row raises InputFormatError naming `where` + the field.
+
+    `kind`: the file the row comes from; a JSON file's other columns are picked from
+    its keys (the database's come as `source_columns` already)."""
     if not isinstance(raw, dict):
         raise InputFormatError(path, "expected a JSON object (one run row)", field=where or None)
     run_id = raw.get("run_id")
     about = f"run '{run_id}': " if isinstance(run_id, str) and where else ""
     try:
-        return to_record(Row.model_validate(raw))
+        if kind != "database":
+            raw = {**raw, "source_columns": _json_columns(raw, kind)}
+        return to_record(Row.model_validate(raw), kind)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
@@ -124,7 +190,18 @@ def read_row(path: str, raw: Any, where: str = "") -> RunRecord | SkipRecord | N
         raise InputFormatError(path, about + message, field=f"{where}metrics") from None
 
 
-def to_record(row: Row) -> RunRecord | SkipRecord | None:
+def _json_columns(raw: dict[str, Any], kind: Kind) -> dict[str, Any] | None:
+    derived = DERIVED[kind]
+    found = {
+        k: v
+        for k, v in raw.items()
+        if (k in DATABASE_COLUMNS or (kind == "comparison" and k == "base_url"))
+        and k not in derived
+    }
+    return found or None
+
+
+def to_record(row: Row, kind: Kind = "database") -> RunRecord | SkipRecord | None:
     """The ledger's record of a validated row (see the module docstring for the rules)."""
     if row.status in OPEN_STATUSES:
         return None
@@ -135,15 +212,15 @@ def to_record(row: Row) -> RunRecord | SkipRecord | None:
         return _skip(row, "missing_env")
     recovered = metrics.get("reason") == STALE_REASON or (row.error or "").startswith(STALE_ERROR)
     if recovered and row.status in ("failed", "paused_unknown"):
-        return _run(row, RunStatus.RECOVERED, row.error)
+        return _run(row, RunStatus.RECOVERED, row.error, kind)
     if row.status in SKIP_STATUSES:
         return _skip(row, row.status)
     if row.status == "succeeded":
         repair = _repair_reason(row)
         if repair is not None:
-            return _run(row, RunStatus.FAILED, row.error or repair)
-        return _run(row, RunStatus.SUCCEEDED, row.error)
-    return _run(row, RunStatus.FAILED, row.error)
+            return _run(row, RunStatus.FAILED, row.error or repair, kind)
+        return _run(row, RunStatus.SUCCEEDED, row.error, kind)
+    return _run(row, RunStatus.FAILED, row.error, kind)
 
 
 def _repair_reason(row: Row) -> str | None:
@@ -168,50 +245,53 @@ def _repair_reason(row: Row) -> str | None:
     return None
 
 
-def _run(row: Row, status: RunStatus, error: str | None) -> RunRecord:
-    metrics, tokens = fold_metrics(row)
+def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecord:
+    metrics, tokens = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
-    started, attempt = run_id_facts(row.run_id)
+    _, run_id_attempt = run_id_facts(row.run_id)
     provenance: dict[str, Any] = {}
+    attempt = row.attempt if row.attempt is not None else run_id_attempt
     if attempt is not None:
         provenance["attempt"] = attempt
     if row.agent not in SNAPSHOT_AGENTS:
         provenance["ad_hoc_agent_label"] = True
     if status is not RunStatus.SUCCEEDED and score is not None:
         provenance["unsucceeded_with_score"] = True
-    header = RunHeader(
-        run_key=row.run_id,
-        benchmark=row.benchmark_id,
-        agent=row.agent,
-        provider=row.provider,
-        model=row.model,
-        started_at=started,
-        status=status,
-        score=score,
-        unit=row.unit,
-        higher_is_better=True if row.higher_is_better is None else row.higher_is_better,
-        metrics=metrics,
-        tokens=tokens,
-        error=strip_host_paths(error) if error is not None else None,
-        provenance=provenance,
-    )
-    return RunRecord(header=header, supplement=_supplement(row))
-
-
-def _supplement(row: Row) -> dict[str, Any]:
-    """Facts only the richer sources (database, viewer_data, E2 rows) carry."""
-    facts: dict[str, Any] = {
-        "source_signature": row.signature,
-        "signature_check": signature_check(row),
-        "extra_config": row.extra_config,
-        "benchmark_directory": row.benchmark_directory,
-        "attempt": row.attempt,
-        "started_at": row.started_at,  # exact, as stated; the header has the second
-        "source_columns": canonical(strip_host_paths(row.source_columns))
-        if row.source_columns
-        else None,
+    if row.benchmark_directory is not None:
+        provenance["benchmark_directory"] = row.benchmark_directory
+    check = signature_check(row)
+    if check != "unverifiable":
+        provenance["signature_check"] = check
+    if row.source_columns:
+        provenance["source_columns"] = _columns(row.source_columns)
+    stated: dict[str, Any] = {
+        "run_key": row.run_id,
+        "benchmark": row.benchmark_id,
+        "agent": row.agent,
+        "provider": row.provider,
+        "model": row.model,
+        "status": status,
+        "score": score,
+        "unit": row.unit,
+        "metrics": metrics,
+        "tokens": tokens,
+        "error": strip_host_paths(error) if error is not None else None,
+        "provenance": provenance,
+        "work_signature": row.signature,
     }
-    return {k: v for k, v in facts.items() if v is not None}
+    if row.higher_is_better is not None:
+        stated["higher_is_better"] = row.higher_is_better
+    if row.extra_config is not None:
+        stated["config"] = canonical(row.extra_config)
+    for name in ("started_at", "ended_at"):
+        moment = _when(getattr(row, name))
+        if moment is not None:
+            stated[name] = moment
+        elif getattr(row, name):
+            provenance[name] = getattr(row, name)  # not a time we can read: kept as stated
+    if row.duration_seconds is not None and math.isfinite(row.duration_seconds):
+        stated["duration_seconds"] = max(0.0, row.duration_seconds)
+    return RunRecord(header=RunHeader(**stated))
 
 
 def _skip(row: Row, reason: str) -> SkipRecord:
@@ -226,11 +306,17 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
         provenance["metrics"] = canonical(strip_host_paths(row.metrics))
     if row.source_columns:
-        provenance["source_columns"] = canonical(strip_host_paths(row.source_columns))
+        provenance["source_columns"] = _columns(row.source_columns)
+    if row.ended_at is not None:
+        provenance["ended_at"] = row.ended_at
+    if row.duration_seconds is not None:
+        provenance["duration_seconds"] = row.duration_seconds
     skipped_at = _when(row.started_at)
     if row.started_at is not None and skipped_at is None:
         provenance["started_at"] = row.started_at  # not a time we can read: kept as stated
     return SkipRecord(
+        config=canonical(row.extra_config) if row.extra_config is not None else {},
+        work_signature=row.signature,
         skipped_at=skipped_at,
         attempt=row.attempt,
         benchmark=row.benchmark_id,
@@ -244,6 +330,14 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     )
 
 
+def _columns(columns: dict[str, Any]) -> dict[str, Any]:
+    """The other columns as stated; a NULL column states nothing (the viewer drops it too)."""
+    kept: dict[str, Any] = canonical(
+        strip_host_paths({k: v for k, v in columns.items() if v is not None})
+    )
+    return kept
+
+
 def _when(text: str | None) -> datetime | None:
     """An orchestrator timestamp (ISO 8601; naive ones are UTC), or None."""
     if not text:
@@ -255,10 +349,16 @@ def _when(text: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def fold_metrics(row: Row) -> tuple[dict[str, Any], dict[str, int]]:
-    """Metrics without nested telemetry copies, plus the telemetry groups; and token counts."""
+def fold_metrics(row: Row, kind: Kind = "database") -> tuple[dict[str, Any], dict[str, int]]:
+    """Metrics without nested telemetry copies, plus the telemetry groups; and token counts.
+
+    The nested token_metrics of the database's metrics (a latest row replaces it with
+    the completed ones) is kept under `metrics.token_metrics_at_end`."""
     nested = row.metrics
     metrics = {k: v for k, v in nested.items() if k not in GROUPS}
+    inner_tokens = nested.get("token_metrics")
+    if kind != "snapshot" and isinstance(inner_tokens, dict) and inner_tokens:
+        metrics["token_metrics_at_end"] = inner_tokens
     groups: dict[str, dict[str, Any]] = {}
     for name in GROUPS:
         top = getattr(row, name)

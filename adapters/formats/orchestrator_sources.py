@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.common import read_json as load_json
-from benchledger.adapters.formats.orchestrator_rows import GROUPS, read_row
+from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_row
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import RunRecord, SkipRecord, Turn
 
@@ -39,6 +39,8 @@ PLAIN_COLUMNS = (
     "unit",
     "error",
     "started_at",
+    "ended_at",
+    "duration_seconds",
     "attempt",
 )
 JSON_COLUMNS = ("metrics", "extra_config", *GROUPS)
@@ -47,9 +49,9 @@ MAPPED_COLUMNS = frozenset(
 )
 
 
-def _records(path: str, rows: list[Any], where: str) -> Iterator[Parsed]:
+def _records(path: str, rows: list[Any], where: str, kind: Kind) -> Iterator[Parsed]:
     for i, raw in enumerate(rows):
-        record = read_row(path, raw, f"{where}[{i}].")
+        record = read_row(path, raw, f"{where}[{i}].", kind)
         if record is not None:
             yield record
 
@@ -82,7 +84,7 @@ ROW_BATCH = 500
 def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
     name = str(path)
     for raw, turns in _sqlite_rows(path, data):
-        record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.")
+        record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.", "database")
         if isinstance(record, RunRecord) and turns:
             record = RunRecord(
                 header=record.header,
@@ -164,8 +166,10 @@ def _sqlite_rows(
 def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:
     """A benchmark_runs row in the shape the JSON sources use; absent columns stay absent."""
     row = {k: raw[k] for k in PLAIN_COLUMNS if k in raw}
-    if isinstance(row.get("score"), int) and not isinstance(row.get("score"), bool):
-        row["score"] = float(row["score"])  # a REAL column may hand back an integer
+    for real in ("score", "duration_seconds"):
+        value = row.get(real)
+        if isinstance(value, int) and not isinstance(value, bool):
+            row[real] = float(value)  # a REAL column may hand back an integer
     if "higher_is_better" in raw:
         hib = raw["higher_is_better"]
         row["higher_is_better"] = bool(hib) if hib in (0, 1) else hib  # INTEGER 0/1/NULL
@@ -189,6 +193,8 @@ def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:
             value = loads(path, value, field=f"benchmark_runs.{column}")
             column = column.removesuffix("_json")
         rest[column] = value
+    if isinstance(row.get("token_metrics"), dict):
+        rest["token_metrics"] = row["token_metrics"]  # raw, as the column holds it
     row["source_columns"] = rest
     return row
 
@@ -272,7 +278,7 @@ def parse_viewer(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
     runs = doc.get("runs")
     if not isinstance(runs, list):
         raise InputFormatError(str(path), "must be an array of runs", field="runs")
-    yield from _records(str(path), runs, "runs")
+    yield from _records(str(path), runs, "runs", "viewer")
 
 
 def parse_comparison(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
@@ -283,5 +289,6 @@ def parse_comparison(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
         block = doc.get(side)
         if not isinstance(block, dict) or not isinstance(block.get("runs"), list):
             raise InputFormatError(str(path), "must be an object with a runs array", field=side)
-        runs = [{"agent": "compare", **r} if isinstance(r, dict) else r for r in block["runs"]]
-        yield from _records(str(path), runs, f"{side}.runs")
+        tag = {"agent": "compare", "comparison_id": doc["comparison_id"]}
+        runs = [{**tag, **r} if isinstance(r, dict) else r for r in block["runs"]]
+        yield from _records(str(path), runs, f"{side}.runs", "comparison")

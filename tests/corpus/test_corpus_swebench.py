@@ -375,7 +375,7 @@ class TestThroughTheCli:
         invoke("import", str(SUPERSEDED))
         current = str(SUBMISSIONS / AMENDED)
         conflict = invoke("import", current, expect=1)
-        assert "already recorded with different content" in conflict.stderr
+        assert "already recorded with other facts: agent: recorded 'unknown'" in conflict.stderr
         [report] = [
             r
             for r in json.loads(invoke("import", current, "--amend", "--json").stdout)

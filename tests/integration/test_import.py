@@ -270,7 +270,7 @@ class TestStreamedFilesAreAppendedWhole:
             tmp_path / "ab.jsonl", [self.header("a"), one, self.header("b"), changed]
         )
         result = invoke("import", str(path), expect=1)
-        assert "already recorded with different content" in result.stderr
+        assert "already recorded with other facts: cells: recorded '1 cells'" in result.stderr
         assert stored_events(db) == before
         assert [r["run_key"] for r in json.loads(invoke("runs", "--json").stdout)] == ["b"]
 

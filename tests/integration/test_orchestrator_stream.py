@@ -228,12 +228,14 @@ class TestDatabaseFactsAreKept:
         provenance = shown["provenance"]
         assert provenance["attempt"] == 4
         assert run["attempt"] == 4  # the attempt the orchestrator counted, as a column
-        assert provenance["started_at"] == row["started_at"]  # to the microsecond
+        # The times and duration are the run's own columns, to the microsecond.
+        assert run["started_at"] == row["started_at"]
+        assert run["ended_at"] == row["ended_at"]
+        assert run["duration_seconds"] == row["duration_seconds"]
+        assert run["config"] == json.loads(row["extra_config_json"])
         columns = provenance["source_columns"]
         for name in ("comparison_id", "benchmark_version", "benchmarks_commit", "eliza_commit"):
             assert columns[name] == row[name], name
         assert columns["command"] == json.loads(row["command_json"])
-        assert columns["duration_seconds"] == row["duration_seconds"]
-        assert columns["ended_at"] == row["ended_at"]
         assert columns["high_score_value"] == row["high_score_value"]
         assert columns["stdout_path"].endswith("stdout.log")

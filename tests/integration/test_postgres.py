@@ -168,7 +168,7 @@ def test_a_conflict_late_in_a_streamed_file_appends_none_of_it(
     before = json.loads(cli_with(store_url, db, "events", "--json").stdout)
     both = jsonl_runs(tmp_path / "ab.jsonl", ("a", 0.1), ("b", 0.9))
     result = cli_with(store_url, db, "import", str(both), expect=1)
-    assert "already recorded with different content" in result.stderr
+    assert "already recorded with other facts: score: recorded 0.5" in result.stderr
     assert json.loads(cli_with(store_url, db, "events", "--json").stdout) == before
     assert [r["run_key"] for r in json.loads(cli_with(store_url, db, "runs", "--json").stdout)] == [
         "b"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import sqlite3
 from contextlib import closing
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from benchledger.adapters.formats import orchestrator
 from benchledger.adapters.formats.orchestrator_facts import derive_signature
+from benchledger.domain import facts
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import RunRecord, RunStatus, SkipRecord
 from tests.conftest import Invoke
@@ -263,7 +265,11 @@ class TestOneRunWhicheverFileStatesIt:
         self, tmp_path: Path
     ) -> None:
         # A compare run: the one kind of run a comparison file states (its agent is implied).
-        row = db_row(agent="compare", extra_config={"harness": "compare", "max_examples": 10})
+        row = db_row(
+            agent="compare",
+            extra_config={"harness": "compare", "max_examples": 10},
+            comparison_id="cmp_20260512T101455Z_0a1b2c3d",
+        )
         sources = [
             make_db(tmp_path / "orchestrator.sqlite", [row]),
             write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row)),
@@ -273,7 +279,10 @@ class TestOneRunWhicheverFileStatesIt:
             write(tmp_path / "compare-cmp_1.json", comparison(row)),
         ]
         records = [only_run(path) for path in sources]
-        assert {r.content_sha256() for r in records} == {records[0].content_sha256()}
+        database = facts.stated(records[0])
+        for path, record in zip(sources[1:], records[1:], strict=True):
+            # Each sparser file states a part of the database's facts, and none differently.
+            assert facts.compare(database, facts.stated(record)) == ({}, []), path
         header = records[0].header
         assert (header.run_key, header.status, header.score, header.tokens) == (
             RUN_ID,
@@ -281,11 +290,29 @@ class TestOneRunWhicheverFileStatesIt:
             0.8,
             TOKENS,
         )
+        # The database's facts, exactly: times to the microsecond, duration, config, signature.
         assert header.started_at is not None and header.started_at.isoformat() == (
-            "2026-05-12T10:15:00+00:00"
+            "2026-05-12T10:15:00.120000+00:00"
         )
+        assert header.ended_at is not None and header.ended_at.isoformat() == (
+            "2026-05-12T10:21:41.800000+00:00"
+        )
+        assert header.duration_seconds == 401.68
+        assert header.config == {"harness": "compare", "max_examples": 10}
+        assert header.signature == SIGNATURE
         assert header.metrics["performance_metrics"]["mean_latency_ms"] == 2210.5
-        assert "token_metrics" not in header.metrics and header.provenance == {"attempt": 1}
+        assert "token_metrics" not in header.metrics
+        columns = header.provenance["source_columns"]
+        assert columns["token_metrics"] == GROUP_VALUES["token_metrics"]
+        assert columns["command"] == ["python", "-m", "benchmarks.bfcl"]
+        assert (columns["benchmark_version"], columns["eliza_commit"]) == ("0.4.1", "d4e5f6a")
+        assert columns["run_group_id"] == "rg_20260512T101455Z_9b1e7a40"
+        assert header.provenance["attempt"] == 1
+        assert header.provenance["benchmark_directory"] == "bfcl"
+        # A latest row states no start time, and an E1 row no config: nothing stands in.
+        latest, e1 = records[1].header, records[3].header
+        assert latest.started_at is None and "started_at" not in latest.model_fields_set
+        assert e1.config == {} and "config" not in facts.stated(records[3])
 
     def test_a_database_before_the_migrations_agrees_with_its_latest_rows(
         self, tmp_path: Path
@@ -294,7 +321,8 @@ class TestOneRunWhicheverFileStatesIt:
         bare = make_db(tmp_path / "orchestrator.sqlite", [row], migrated=False)
         e1 = dict(latest_row(row, vintage="e1"), **{name: {} for name in GROUP_VALUES})
         file = write(tmp_path / "latest" / "bfcl__eliza.json", e1)
-        assert only_run(bare).content_sha256() == only_run(file).content_sha256()
+        database = facts.stated(only_run(bare))
+        assert facts.compare(database, facts.stated(only_run(file))) == ({}, [])
         assert only_run(bare).header.tokens == {}
 
     def test_importing_three_sources_of_one_run_records_it_once(
@@ -305,9 +333,39 @@ class TestOneRunWhicheverFileStatesIt:
         write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row))
         write(tmp_path / "viewer_data.json", viewer([row]))
         reports = json.loads(invoke("import", str(tmp_path), "--json").stdout)
-        assert sorted(r["state"] for r in reports) == ["imported", "unchanged", "unchanged"]
+        # Whichever file comes first records the run; the others add what it lacked.
+        assert {r["state"] for r in reports} <= {"imported", "unchanged"}
         [run] = json.loads(invoke("runs", "--json").stdout)
         assert (run["benchmark"], run["status"], run["score"]) == ("bfcl", "succeeded", 0.8)
+        assert (run["started_at"], run["ended_at"]) == (row["started_at"], row["ended_at"])
+        assert run["config"] == json.loads(row["extra_config_json"])
+
+    @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+    def test_in_any_order_the_three_sources_leave_the_same_run(
+        self, invoke: Invoke, tmp_path: Path, order: tuple[int, ...]
+    ) -> None:
+        row = db_row()
+        files = [
+            make_db(tmp_path / "db" / "orchestrator.sqlite", [row]),
+            write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row)),
+            write(tmp_path / "viewer" / "viewer_data.json", viewer([row])),
+        ]
+        for i in order:
+            invoke("import", str(files[i]))
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        volatile = ("recorded_at", "updated_at", "last_position", "source_format")
+        volatile += ("last_heard_at", "run_group_id")
+        volatile += ("source_path", "source_sha256", "source")
+        kept = {k: v for k, v in run.items() if k not in volatile}
+        reference = tmp_path / "reference.db"
+        invoke("--db", str(reference), "import", str(files[0]))
+        [alone] = json.loads(invoke("--db", str(reference), "runs", "--json").stdout)
+        assert kept == {k: v for k, v in alone.items() if k not in volatile}
+        # Importing any of them again adds nothing.
+        before = invoke("events", "--json").stdout
+        for path in files:
+            invoke("import", str(path))
+        assert invoke("events", "--json").stdout == before
 
     def test_a_file_that_states_the_run_differently_is_a_conflict(
         self, invoke: Invoke, tmp_path: Path
@@ -447,13 +505,13 @@ class TestSignaturesAndPaths:
         make_db(tmp_path / "orchestrator.sqlite", [row])
         write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row))
         record = only_run(tmp_path / "orchestrator.sqlite")
-        assert record.supplement["source_signature"] == row["signature"]
-        assert record.supplement["signature_check"] == "matches"
+        assert record.header.signature == row["signature"]
+        assert record.header.provenance["signature_check"] == "matches"
         invoke("import", str(tmp_path))
         [run] = json.loads(invoke("runs", "--json").stdout)
-        provenance = run["provenance"]
-        assert provenance["signature_check"] == "matches"
-        assert provenance["extra_config"] == json.loads(row["extra_config_json"])
+        assert run["provenance"]["signature_check"] == "matches"
+        assert run["signature"] == row["signature"]  # the orchestrator's, as it stated it
+        assert run["config"] == json.loads(row["extra_config_json"])
 
     def test_a_signature_that_does_not_match_its_config_is_flagged(self, tmp_path: Path) -> None:
         row = db_row(status="skipped", extra_config={"limit": 5}, metrics={})
