@@ -22,8 +22,15 @@ from benchledger.domain.ledger_base import (
     ImportOutcome,
     LedgerBase,
     RunOutcome,
+    _project,
 )
-from benchledger.domain.records import RunRecord, SkipRecord, SourceFile, cells_json
+from benchledger.domain.records import (
+    GroupRecord,
+    RunRecord,
+    SkipRecord,
+    SourceFile,
+    cells_json,
+)
 from benchledger.domain.run import Run
 from benchledger.domain.signatures import (
     benchmark_id_for,
@@ -32,7 +39,7 @@ from benchledger.domain.signatures import (
     run_id_for,
 )
 
-Parsed = RunRecord | SkipRecord
+Parsed = RunRecord | SkipRecord | GroupRecord
 
 
 class Importing(LedgerBase):
@@ -96,6 +103,13 @@ class Importing(LedgerBase):
         pending: list[SkipRecord] = list(skips)  # skips whose events are not saved yet
         appended = 0
         for item in items:
+            if isinstance(item, GroupRecord):
+                group_events = self._source_group(system, item)
+                if group_events:
+                    self._append(group_events, group, pending)
+                    appended += len(group_events) + len(pending)
+                    pending = []
+                continue
             if isinstance(item, SkipRecord):
                 if not isinstance(items, Sequence):
                     known = len(skips)
@@ -153,7 +167,7 @@ class Importing(LedgerBase):
                         source.sha256,
                     )
                 )
-            events.extend(self._run_events(run_id, record, source, content, group, batches))
+            events.extend(self._run_events(system, run_id, record, source, content, group, batches))
             outcomes.append(
                 RunOutcome(run_id, run_key, "imported" if current is None else "amended")
             )
@@ -259,6 +273,20 @@ class Importing(LedgerBase):
                 )
         return events, []
 
+    def _source_group(self, system: str, record: GroupRecord) -> list[Event]:
+        """The events recording a source's own run group, or finishing one recorded open."""
+        group_id = group_model.source_group_id(system, record.group_key)
+        if self._first_event(group_id) is None:
+            return group_model.source_group(group_id, record)
+        if record.closed_at is None:
+            return []
+        current: group_model.RunGroup = self._get(
+            group_id, _project(group_model.mutate), "run group"
+        )
+        if current.closed:
+            return []
+        return [group_model.finish_source_group(group_id, current.version + 1, record)]
+
     def _current_version(self, run_id: UUID) -> Run | None:
         """The run recorded under this key, following amendments to the newest version."""
         if self._first_event(run_id) is None:
@@ -321,6 +349,7 @@ class Importing(LedgerBase):
 
     def _run_events(
         self,
+        system: str,
         run_id: UUID,
         record: RunRecord,
         source: SourceFile,
@@ -336,7 +365,11 @@ class Importing(LedgerBase):
                 record,
                 source="imported",
                 source_file=source,
-                run_group_id=group.id if group else None,
+                run_group_id=group_model.source_group_id(system, record.group_key)
+                if record.group_key
+                else group.id
+                if group
+                else None,
                 content_sha256=content,
             )
         ]

@@ -48,7 +48,7 @@ class GroupHandle:
 
     id: UUID
     label: str
-    kind: Literal["run", "import", "demo"]
+    kind: group_model.GroupKind
     request: dict[str, Any] = field(default_factory=dict)
     selection: list[str] = field(default_factory=list)
     opened: bool = False

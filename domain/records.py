@@ -148,6 +148,9 @@ class RunRecord(Record):
     # full config, exact times...): recorded from the first file that brings the run,
     # but not part of its content, so a sparser file stating the same run agrees with it.
     supplement: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    # The source system's own run group the run belongs to (its key), when it keeps
+    # them (the orchestrator's run_groups): the run is recorded in that group.
+    group_key: str | None = Field(default=None, exclude=True)
 
     def content_sha256(self, cell_batches: Sequence[bytes] | None = None) -> str:
         """Fingerprint of the run's content: fields in model order, independent of layout.
@@ -202,6 +205,24 @@ class SkipRecord(Record):
         if self.work_signature is not None:
             return self.work_signature
         return signature(self.benchmark, self.agent, self.provider, self.model, self.config)
+
+
+class GroupRecord(Record):
+    """A source system's own run group (the orchestrator's run_groups row): one
+    invocation of that system, with what it was asked to do and how it ended."""
+
+    group_key: NonEmptyStr
+    opened_at: datetime | None = None
+    closed_at: datetime | None = None
+    # What the invocation was asked (benchmarks, agent, provider, model, extra config,
+    # flags), the benchmarks it selected, and the code it ran (commits, versions).
+    request: dict[str, Any] = Field(default_factory=dict)
+    selection: list[str] = Field(default_factory=list)
+    repo_meta: dict[str, Any] = Field(default_factory=dict)
+    # How the source says it ended (the orchestrator's cohort_status), and the rest it
+    # states (execution namespace and contract, pause state, storage preflight...).
+    status: str | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)
 
 
 class SourceFile(Record):

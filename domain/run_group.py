@@ -11,14 +11,24 @@ from pydantic import Field
 
 from benchledger.domain.base import Aggregate, Event
 from benchledger.domain.errors import RuleViolationError
+from benchledger.domain.records import GroupRecord
+from benchledger.domain.signatures import natural_id
+
+GroupKind = Literal["run", "import", "demo", "source"]
 
 
 class RunGroupOpened(Event):
+    """A group opened: by a benchledger invocation (run, import, demo), or a source
+    system's own group recorded from its records (`source`: the orchestrator's
+    run_groups), with the time it opened and what else the source states of it."""
+
     label: str
-    kind: Literal["run", "import", "demo"]
+    kind: GroupKind
     request: dict[str, Any] = Field(default_factory=dict)
     selection: list[str] = Field(default_factory=list)
-    repo_meta: dict[str, str] = Field(default_factory=dict)
+    repo_meta: dict[str, Any] = Field(default_factory=dict)
+    opened_at: datetime | None = None
+    source: dict[str, Any] = Field(default_factory=dict)
 
 
 class BenchmarkSkipped(Event):
@@ -60,6 +70,9 @@ class RunGroupClosed(Event):
     interrupted: bool = False
     actor: str | None = None
     detail: str | None = None
+    # For a source's group: when it says the group finished, and its final status.
+    closed_at: datetime | None = None
+    status: str | None = None
 
 
 class RunGroup(Aggregate):
@@ -99,11 +112,11 @@ def _(event: RunGroupClosed, group: RunGroup) -> RunGroup:
 def open_group(
     group_id: UUID,
     label: str,
-    kind: Literal["run", "import", "demo"],
+    kind: GroupKind,
     *,
     request: dict[str, Any] | None = None,
     selection: list[str] | None = None,
-    repo_meta: dict[str, str] | None = None,
+    repo_meta: dict[str, Any] | None = None,
 ) -> RunGroupOpened:
     return RunGroupOpened(
         originator_id=group_id,
@@ -113,6 +126,42 @@ def open_group(
         request=request or {},
         selection=selection or [],
         repo_meta=repo_meta or {},
+    )
+
+
+def source_group_id(system: str, group_key: str) -> UUID:
+    """A source system's own run group, by its key (the orchestrator's run_group_id)."""
+    return natural_id("run-group", system, group_key)
+
+
+def source_group(group_id: UUID, record: GroupRecord) -> list[Event]:
+    """The events recording a source system's own run group (opened, and closed if it
+    finished)."""
+    events: list[Event] = [
+        RunGroupOpened(
+            originator_id=group_id,
+            originator_version=1,
+            label=record.group_key,
+            kind="source",
+            request=record.request,
+            selection=record.selection,
+            repo_meta=record.repo_meta,
+            opened_at=record.opened_at,
+            source={**record.facts, **({"status": record.status} if record.status else {})},
+        )
+    ]
+    if record.closed_at is not None:
+        events.append(finish_source_group(group_id, 2, record))
+    return events
+
+
+def finish_source_group(group_id: UUID, version: int, record: GroupRecord) -> RunGroupClosed:
+    return RunGroupClosed(
+        originator_id=group_id,
+        originator_version=version,
+        actor="import",
+        closed_at=record.closed_at,
+        status=record.status,
     )
 
 

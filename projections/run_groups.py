@@ -25,12 +25,12 @@ from benchledger.projections.base import (
 
 INSERT = (
     "INSERT INTO [{run_groups}] (run_group_id, label, kind, opened_at, closed_at, runs, "
-    "request, selection, repo_meta, summary, interrupted) "
-    "VALUES (?, ?, ?, ?, NULL, 0, ?, ?, ?, NULL, 0)"
+    "request, selection, repo_meta, summary, interrupted, status, source, recorded_at) "
+    "VALUES (?, ?, ?, ?, NULL, 0, ?, ?, ?, NULL, 0, ?, ?, ?)"
 )
 CLOSE = (
-    "UPDATE [{run_groups}] SET closed_at = ?, summary = ?, interrupted = ?, close_detail = ? "
-    "WHERE run_group_id = ?"
+    "UPDATE [{run_groups}] SET closed_at = ?, summary = ?, interrupted = ?, close_detail = ?, "
+    "status = coalesce(?, status) WHERE run_group_id = ?"
 )
 COUNT_RUN = "UPDATE [{run_groups}] SET runs = runs + 1 WHERE run_group_id = ?"
 NOT_RUN = (
@@ -59,6 +59,10 @@ class RunGroupsProjection(Projection):
                 "summary": str,
                 "interrupted": int,
                 "close_detail": str,
+                # A source's group (kind `source`): its final status and what else it states.
+                "status": str,
+                "source": str,
+                "recorded_at": str,
             },
             pk=("run_group_id",),
         ),
@@ -98,20 +102,24 @@ class RunGroupsProjection(Projection):
                     str(envelope.stream),
                     event.label,
                     event.kind,
-                    iso(event.timestamp),
+                    iso(event.opened_at or event.timestamp),
                     to_json(event.request),
                     to_json(event.selection),
                     to_json(event.repo_meta),
+                    event.source.get("status"),
+                    to_json(event.source) if event.source else None,
+                    iso(event.timestamp),
                 ),
             )
         elif isinstance(event, RunGroupClosed):
             yield (
                 CLOSE,
                 (
-                    iso(event.timestamp),
+                    iso(event.closed_at or event.timestamp),
                     to_json(event.summary),
                     int(event.interrupted),
                     event.detail,
+                    event.status,
                     str(envelope.stream),
                 ),
             )

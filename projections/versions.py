@@ -11,7 +11,7 @@ from __future__ import annotations
 READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "events": (2, ("events",)),
     "chain": (1, ("chain",)),
-    "run_groups": (4, ("run_groups", "skips")),
+    "run_groups": (5, ("run_groups", "skips")),
     "runs": (4, ("runs",)),
     "cells": (1, ("cells",)),
     "trajectories": (1, ("turns",)),

@@ -23,9 +23,9 @@ from typing import Any, Protocol, cast
 from benchledger.adapters.formats import kept
 from benchledger.adapters.formats.common import Owner
 from benchledger.domain.errors import InputFormatError, PartOfResultError, UnknownFormatError
-from benchledger.domain.records import RunRecord, SkipRecord
+from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
 
-Parsed = RunRecord | SkipRecord
+Parsed = RunRecord | SkipRecord | GroupRecord
 
 
 class Format(Protocol):

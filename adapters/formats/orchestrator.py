@@ -37,7 +37,7 @@ from benchledger.adapters.formats.orchestrator_sources import (
     wal_file,
 )
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.records import RunRecord, SkipRecord
+from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
 
 NAME = "orchestrator"
 SYSTEM = "eliza-orchestrator"
@@ -99,7 +99,7 @@ def members(path: Path) -> list[Path]:
 
 def parse(
     path: Path, data: bytes, defaults: dict[str, Any] | None = None
-) -> Iterator[RunRecord | SkipRecord]:
+) -> Iterator[RunRecord | SkipRecord | GroupRecord]:
     """Runs and skips of one orchestrator file; `defaults` only fill what a
     HyperliquidBench run leaves unsaid (its model and provider)."""
     if data.startswith(SQLITE_MAGIC):
@@ -119,7 +119,9 @@ def parse(
         yield from parse_row_file(path, doc)
 
 
-def stream(path: Path, defaults: dict[str, Any] | None = None) -> Iterator[RunRecord | SkipRecord]:
+def stream(
+    path: Path, defaults: dict[str, Any] | None = None
+) -> Iterator[RunRecord | SkipRecord | GroupRecord]:
     """`parse`, reading an orchestrator.sqlite in batches of rows from a copy of its file
     (a 50,000-row database is hundreds of MiB); other files are small and read whole."""
     with path.open("rb") as f:

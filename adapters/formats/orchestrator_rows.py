@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.orchestrator_facts import (
     canonical,
     derive_signature,
@@ -56,7 +57,7 @@ from benchledger.adapters.formats.orchestrator_facts import (
     token_counts,
 )
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.records import RunHeader, RunRecord, RunStatus, SkipRecord
+from benchledger.domain.records import GroupRecord, RunHeader, RunRecord, RunStatus, SkipRecord
 
 GROUPS = ("cache_metrics", "performance_metrics", "trajectory_summary", "token_metrics")
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
@@ -190,6 +191,62 @@ def read_row(
         raise InputFormatError(path, about + message, field=f"{where}metrics") from None
 
 
+# run_groups columns (ORCHESTRATOR.md §1) and the keys viewer_data.json gives them.
+GROUP_JSON: tuple[str, ...] = ("request", "benchmarks", "repo_meta", "execution_contract")
+GROUP_JSON += ("pause_metadata", "storage_preflight")
+
+
+def read_group(path: str, raw: Any, where: str) -> GroupRecord:
+    """A run_groups row (the database's, `*_json` columns encoded; or the viewer's,
+    decoded) as the source's group; a malformed one names the field."""
+    if not isinstance(raw, dict):
+        raise InputFormatError(path, "expected an object (one run group)", field=where or None)
+    row = dict(raw)
+    for name in GROUP_JSON:
+        column = f"{name}_json"
+        if column in row:
+            text = row.pop(column)
+            if text is not None:
+                if not isinstance(text, str):
+                    raise InputFormatError(path, "must be JSON text", field=where + column)
+                row[name] = loads(path, text, field=where + column)
+    key = row.pop("run_group_id", None)
+    if not isinstance(key, str) or not key:
+        raise InputFormatError(path, "must be a non-empty string", field=where + "run_group_id")
+    opened, closed = row.pop("created_at", None), row.pop("finished_at", None)
+    request, selection = row.pop("request", None), row.pop("benchmarks", None)
+    repo_meta, status = row.pop("repo_meta", None), row.pop("cohort_status", None)
+    for name, value, kind in (
+        ("request", request, dict),
+        ("benchmarks", selection, list),
+        ("repo_meta", repo_meta, dict),
+    ):
+        if value is not None and not isinstance(value, kind):
+            raise InputFormatError(path, f"must be a JSON {kind.__name__}", field=where + name)
+    if status is not None and not isinstance(status, str):
+        raise InputFormatError(path, "must be a string", field=where + "cohort_status")
+    times = {}
+    for name, text in (("created_at", opened), ("finished_at", closed)):
+        if text is not None and (not isinstance(text, str) or _when(text) is None):
+            raise InputFormatError(path, "must be an ISO 8601 time", field=where + name)
+        times[name] = _when(text)
+    rest = _columns(row)
+    try:
+        return GroupRecord(
+            group_key=key,
+            opened_at=times["created_at"],
+            closed_at=times["finished_at"],
+            request=canonical(request or {}),
+            selection=[str(b) for b in selection or []],
+            repo_meta=canonical(repo_meta or {}),
+            status=status,
+            facts=rest,
+        )
+    except UnicodeEncodeError:
+        message = "holds a string that is not valid Unicode (a lone surrogate escape)"
+        raise InputFormatError(path, message, field=where + "run_group_id") from None
+
+
 def _json_columns(raw: dict[str, Any], kind: Kind) -> dict[str, Any] | None:
     derived = DERIVED[kind]
     found = {
@@ -291,7 +348,10 @@ def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecor
             provenance[name] = getattr(row, name)  # not a time we can read: kept as stated
     if row.duration_seconds is not None and math.isfinite(row.duration_seconds):
         stated["duration_seconds"] = max(0.0, row.duration_seconds)
-    return RunRecord(header=RunHeader(**stated))
+    group = (row.source_columns or {}).get("run_group_id")
+    return RunRecord(
+        header=RunHeader(**stated), group_key=group if isinstance(group, str) and group else None
+    )
 
 
 def _skip(row: Row, reason: str) -> SkipRecord:

@@ -18,11 +18,11 @@ from pydantic import ValidationError
 
 from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.common import read_json as load_json
-from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_row
+from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_group, read_row
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.records import RunRecord, SkipRecord, Turn
+from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord, Turn
 
-Parsed = RunRecord | SkipRecord
+Parsed = RunRecord | SkipRecord | GroupRecord
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ROW_DIRS = ("latest", "quarantine", "baselines")
 # Columns read as they are; `*_json` columns are decoded under their name without the suffix.
@@ -84,6 +84,9 @@ ROW_BATCH = 500
 def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
     name = str(path)
     for raw, turns in _sqlite_rows(path, data):
+        if turns is None:  # a run_groups row
+            yield read_group(name, raw, "run_groups.")
+            continue
         record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.", "database")
         if isinstance(record, RunRecord) and turns:
             record = RunRecord(
@@ -112,11 +115,12 @@ def _turn(path: str, raw: dict[str, Any]) -> Turn:
 
 def _sqlite_rows(
     path: Path, data: bytes | None
-) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """The rows of benchmark_runs, by run_id, each with its trajectory rows (by file and
-    turn), from a private copy of the database (its bytes `data`, else its file) with
-    its write-ahead log, where rows may still live: the orchestrator's own files are
-    never locked or checkpointed by an import."""
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]] | None]]:
+    """The rows of run_groups (with None for turns), then those of benchmark_runs, by
+    run_id, each with its trajectory rows (by file and turn), from a private copy of
+    the database (its bytes `data`, else its file) with its write-ahead log, where rows
+    may still live: the orchestrator's own files are never locked or checkpointed by an
+    import."""
     with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
         copy = Path(tmp) / "orchestrator.sqlite"
         if data is None:
@@ -138,6 +142,10 @@ def _sqlite_rows(
                 raise InputFormatError(
                     str(path), "no benchmark_runs table: not an orchestrator database"
                 )
+            if "run_groups" in tables:
+                groups = conn.execute("SELECT * FROM run_groups ORDER BY run_group_id")
+                while group_batch := groups.fetchmany(ROW_BATCH):
+                    yield from ((dict(r), None) for r in group_batch)
             cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
             trajectories = "benchmark_run_trajectories" in tables
             while batch := cursor.fetchmany(ROW_BATCH):
@@ -273,11 +281,17 @@ def _same_score(a: Any, b: Any) -> bool:
 
 
 def parse_viewer(path: Path, doc: dict[str, Any]) -> Iterator[Parsed]:
-    """viewer_data.json `runs` (the database rows, JSON columns decoded); the summaries
-    and latest_scores are derived from the same rows and add no facts."""
+    """viewer_data.json `run_groups` and `runs` (the database rows, JSON columns
+    decoded); the summaries and latest_scores are derived from the same rows and add
+    no facts."""
     runs = doc.get("runs")
     if not isinstance(runs, list):
         raise InputFormatError(str(path), "must be an array of runs", field="runs")
+    groups = doc.get("run_groups", [])
+    if not isinstance(groups, list):
+        raise InputFormatError(str(path), "must be an array of run groups", field="run_groups")
+    for i, group in enumerate(groups):
+        yield read_group(str(path), group, f"run_groups[{i}].")
     yield from _records(str(path), runs, "runs", "viewer")
 
 
