@@ -773,9 +773,33 @@ def orchestrator_copy(checkout: Path, target: Path) -> Path:
     return package
 
 
+# What the private copy must hold for the orchestrator's CLI and db code to import and
+# run (ORCHESTRATOR.md §0, E2): a checkout missing one is refused by name.
+ORCHESTRATOR_REQUIRED = (
+    "__init__.py",
+    "publication_contracts.py",
+    "registry",
+    "suites/orchestrator/__main__.py",
+    "suites/orchestrator/cli.py",
+    "suites/orchestrator/db.py",
+    "suites/orchestrator/runner.py",
+    "suites/orchestrator/adapters.py",
+)
+
+
+def missing_orchestrator_parts(checkout: Path) -> list[str]:
+    """The ORCHESTRATOR_REQUIRED paths `checkout` lacks (all of them if it is no folder)."""
+    return [part for part in ORCHESTRATOR_REQUIRED if not (checkout / part).exists()]
+
+
+def orchestrator_results(package: Path) -> Path:
+    """Where the private copy's CLI keeps its store: `<workspace>/benchmark_results`."""
+    return package / "benchmark_results"
+
+
 def orchestrator_export(package: Path, source: Path) -> float:
     """Seconds for the orchestrator's `export-viewer-data` of a copy of `source`."""
-    results = package / "benchmark_results"
+    results = orchestrator_results(package)
     shutil.rmtree(results, ignore_errors=True)
     results.mkdir()
     shutil.copy2(source, results / "orchestrator.sqlite")
@@ -835,8 +859,8 @@ def main() -> None:
         parser.error("--trajectories-per-run must be >= 0")
     if args.keep and args.keep.exists() and any(args.keep.iterdir()):
         parser.error(f"--keep {args.keep}: directory is not empty")
-    if args.orchestrator and not (args.orchestrator / "suites" / "orchestrator").is_dir():
-        parser.error(f"--orchestrator {args.orchestrator}: no suites/orchestrator in it")
+    if args.orchestrator and (missing := missing_orchestrator_parts(args.orchestrator)):
+        parser.error(f"--orchestrator {args.orchestrator}: missing {', '.join(missing)}")
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchledger-orch-import-"))
     results: list[Result] = []
     exports: dict[int, float] = {}
