@@ -108,7 +108,9 @@ def view_comparison(ctx: LedgerContext, comparison_id: str, as_json: bool) -> No
     """Show a recorded comparison exactly as compare printed it.
 
     It is read from its event, never recomputed: later runs, corrections or
-    invalidations do not change it.
+    invalidations do not change it. A comparison imported from the orchestrator
+    (its cmp_... id on the runs it tagged) is shown from those runs, as its own
+    view-comparison does: sides by provider and model, in order of first start.
 
     \b
     Example:
@@ -124,8 +126,13 @@ def render(stored: dict[str, Any], as_json: bool) -> str:
         keys = ("comparison_id", "a", "b", "rows")
         return json.dumps({k: stored[k] for k in keys}, indent=2, ensure_ascii=False)
     a, b = stored["a"], stored["b"]
+    where = (
+        "imported: the runs its source tagged with it"
+        if stored.get("position") is None
+        else f"at ledger position {stored['position']}"
+    )
     header = [
-        f"Comparison {stored['comparison_id']} at ledger position {stored['position']}",
+        f"Comparison {stored['comparison_id']} {where}",
         f"A: {a['spec']}",
         f"B: {b['spec']}",
         "",

@@ -76,7 +76,7 @@ class RecordedRun:
 _JSON = TypeAdapter(Any, config=ConfigDict(ser_json_inf_nan="strings"))
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Plain JSON values (times as ISO text, non-finite floats as strings)."""
     return _JSON.dump_python(value, mode="json")
 
@@ -115,7 +115,7 @@ def stated(record: RunRecord) -> dict[str, Any]:
         else:
             value = getattr(header, name)
         facts[name] = value
-    return _stated(_plain(facts))
+    return _stated(plain(facts))
 
 
 def recorded(events: Iterable[Any]) -> RecordedRun:
@@ -162,8 +162,8 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
             continue
         else:
             continue
-        plain = _stated(_plain({k: v for k, v in facts.items() if k not in skipped}))
-        run.facts = added_to(run.facts, plain)
+        held = _stated(plain({k: v for k, v in facts.items() if k not in skipped}))
+        run.facts = added_to(run.facts, held)
     return run
 
 

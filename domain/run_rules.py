@@ -136,17 +136,17 @@ def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> list[Ev
             "unit": header.unit,
             "metrics": header.metrics,
             "tokens": header.tokens,
-            "ended_at": header.ended_at.isoformat() if header.ended_at else None,
+            "ended_at": header.ended_at,
             "duration_seconds": duration,
         }
         if "higher_is_better" in header.model_fields_set:
             stated["higher_is_better"] = header.higher_is_better
-        facts = {k: v for k, v in stated.items() if v not in (None, {})}
-        if not facts:
+        after = facts.plain({k: v for k, v in stated.items() if v not in (None, {})})
+        if not after:
             return [recovered]
         return [
             recovered,
-            RunFactsAdded(originator_id=run_id, originator_version=version + 1, facts=facts),
+            RunFactsAdded(originator_id=run_id, originator_version=version + 1, facts=after),
         ]
     return [
         RunFinished(

@@ -195,13 +195,84 @@ def paired(queries: Queries, a_run_id: str, b_run_id: str) -> dict[str, Any] | N
 
 
 def stored_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
-    """The comparison exactly as its event recorded it."""
+    """The comparison exactly as its event recorded it; else, for a comparison another
+    system ran (the orchestrator's `compare`), the one its tagged runs make."""
     row = queries.conn.execute(
         "SELECT data FROM events WHERE type = 'ComparisonRecorded' "
         "AND json_extract(data, '$.comparison_id') = ? ORDER BY position LIMIT 1",
         (comparison_id,),
     ).fetchone()
     if row is None:
-        raise NotFoundError(f"no comparison '{comparison_id}'")
+        return tagged_comparison(queries, comparison_id)
     data: dict[str, Any] = json.loads(row[0])
     return data
+
+
+# Where an imported run states the comparison its source tagged it with.
+COMPARISON_TAG = "json_extract(provenance, '$.source_columns.comparison_id')"
+
+
+def tagged_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
+    """An imported comparison, as the orchestrator's view-comparison shows it: its runs
+    tagged with the id, in start order, form two sides by (provider, model) in order of
+    appearance; one row per benchmark either side ran. NotFoundError without runs or with
+    only one side."""
+    cursor = queries.conn.execute(
+        "SELECT run_id, benchmark, provider, model, status, score, unit, higher_is_better "
+        f"FROM runs WHERE {COMPARISON_TAG} = ? AND superseded_by IS NULL "
+        "ORDER BY started_at, run_key",
+        (comparison_id,),
+    )
+    names = [d[0] for d in cursor.description]
+    runs = [dict(zip(names, r, strict=True)) for r in cursor]
+    if not runs:
+        raise NotFoundError(f"no comparison '{comparison_id}'")
+    sides: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for run in runs:
+        side = sides.setdefault((run["provider"], run["model"]), {})
+        side[run["benchmark"]] = run  # the side's last run of a benchmark
+    if len(sides) < 2:
+        raise NotFoundError(
+            f"comparison '{comparison_id}' has runs of one side only "
+            f"({runs[0]['provider']}:{runs[0]['model']})"
+        )
+    (key_a, side_a), (key_b, side_b) = list(sides.items())[:2]
+    benchmarks = list(dict.fromkeys([*side_a, *side_b]))
+    rows = []
+    for benchmark in benchmarks:
+        a, b = side_a.get(benchmark), side_b.get(benchmark)
+        a_score = a["score"] if a else None
+        b_score = b["score"] if b else None
+        directions = [
+            r["higher_is_better"] for r in (a, b) if r and r["higher_is_better"] is not None
+        ]
+        higher = bool(directions[0]) if directions else None
+        rows.append(
+            {
+                "benchmark_id": benchmark,
+                "a_score": a_score,
+                "b_score": b_score,
+                "delta": b_score - a_score if a_score is not None and b_score is not None else None,
+                "higher_is_better": higher,
+                "winner": winner(a_score, b_score, higher),
+                "a_run_id": a["run_id"] if a else None,
+                "b_run_id": b["run_id"] if b else None,
+                "a_status": a["status"] if a else "missing",
+                "b_status": b["status"] if b else "missing",
+                "unit": (a or {}).get("unit") or (b or {}).get("unit"),
+                "paired": paired(queries, a["run_id"], b["run_id"]) if a and b else None,
+            }
+        )
+
+    def spec(key: tuple[str, str]) -> dict[str, Any]:
+        provider, model = key
+        return {"spec": f"{provider}:{model}", "agent": None, "provider": provider, "model": model}
+
+    return {
+        "comparison_id": comparison_id,
+        "a": spec(key_a),
+        "b": spec(key_b),
+        "rows": rows,
+        "position": None,
+        "source": "imported",
+    }

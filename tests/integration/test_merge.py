@@ -143,3 +143,17 @@ class TestARecoveredRun:
         assert run["status"] == "recovered"
         assert run["metrics"]["reason"] == "orchestrator_interrupted"
         assert run["duration_seconds"] == 900.0 and run["ended_at"] == row["ended_at"]
+
+    def test_the_viewer_after_the_database_agrees_about_a_recovered_run(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        row = db_row(
+            status="failed",
+            score=None,
+            metrics={"reason": "orchestrator_interrupted"},
+            error="Recovered stale running run from interrupted orchestrator process",
+        )
+        invoke("import", str(make_db(tmp_path / "db" / "orchestrator.sqlite", [row])))
+        before = stored(db)
+        invoke("import", str(write(tmp_path / "viewer_data.json", viewer([row]))))
+        assert stored(db) == before

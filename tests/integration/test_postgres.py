@@ -83,6 +83,7 @@ def test_two_writers_cannot_both_record_the_same_run(store_url: str, tmp_path: P
     with build(settings) as first, build(settings) as second:
         # Both decide the run is new before either appends: the store must refuse one.
         events_a = first.ledger._run_events(
+            "native",
             uuid.UUID(int=1),
             record,
             SourceFile(path="a", sha256="0", size=1, format="native"),
@@ -90,6 +91,7 @@ def test_two_writers_cannot_both_record_the_same_run(store_url: str, tmp_path: P
             None,
         )
         events_b = second.ledger._run_events(
+            "native",
             uuid.UUID(int=1),
             record,
             SourceFile(path="b", sha256="1", size=1, format="native"),
