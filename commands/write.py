@@ -69,7 +69,10 @@ def import_(
 
     Each file is appended atomically: a file that fails to parse or conflicts
     with what the ledger holds appends nothing. Re-importing the same content
-    appends nothing and says so. Every file is read within bounds (see --limit);
+    appends nothing and says so. A run is identified by its source's run key: a
+    file that states more about a recorded run adds those facts; one that states
+    a recorded fact differently is a conflict naming the field (--amend records
+    its version as a correction). Every file is read within bounds (see --limit);
     pipes, devices and symlink loops are skipped unread.
 
     A file that is not a result (no format reads it; a pipe, device or broken
