@@ -13,9 +13,9 @@ from benchledger.adapters.execution.registry import (
     Gap,
     HighScore,
     Registry,
-    effective_config,
     inventory,
     load_registry,
+    overlay_config,
     placeholders,
     render_command,
     split_ids,
@@ -221,24 +221,24 @@ class TestAgents:
         assert load(tmp_path, FULL).get("hellaswag").accepts("codex")
 
 
-class TestEffectiveConfig:
+class TestOverlayConfig:
     def test_overlays_per_benchmark_then_the_rest_of_each_extra(self) -> None:
         extra = {"per_benchmark": {"bfcl": {"limit": 5}, "x": {"limit": 1}}, "t": 1}
-        assert effective_config({"limit": 10, "t": 0}, "bfcl", extra) == {"limit": 5, "t": 1}
+        assert overlay_config({"limit": 10, "t": 0}, "bfcl", extra) == {"limit": 5, "t": 1}
 
     def test_a_plain_key_wins_over_per_benchmark_within_one_extra(self) -> None:
         extra = {"per_benchmark": {"bfcl": {"t": 2}}, "t": 1}
-        assert effective_config({}, "bfcl", extra) == {"t": 1}
+        assert overlay_config({}, "bfcl", extra) == {"t": 1}
 
     def test_later_extras_win_over_earlier_ones(self) -> None:
         profile = {"t": 1, "per_benchmark": {"bfcl": {"limit": 5}}}
         cli = {"per_benchmark": {"bfcl": {"limit": 7}}}
-        assert effective_config({"limit": 10}, "bfcl", profile, cli) == {"t": 1, "limit": 7}
+        assert overlay_config({"limit": 10}, "bfcl", profile, cli) == {"t": 1, "limit": 7}
 
     def test_does_not_mutate_its_inputs(self) -> None:
         spec = {"limit": 10}
         extra = {"per_benchmark": {"bfcl": {"limit": 5}}, "t": 1}
-        effective_config(spec, "bfcl", extra)
+        overlay_config(spec, "bfcl", extra)
         assert spec == {"limit": 10}
         assert extra == {"per_benchmark": {"bfcl": {"limit": 5}}, "t": 1}
 
