@@ -28,7 +28,8 @@ the registry entry's `directory`, by default the benchmark id.
 Signatures recorded before benchledger adopted the orchestrator's are kept
 readable as `legacy_signature` / `legacy_comparison_signature`:
 sha256(canonical({agent, benchmark, config, model, provider})), the
-comparison one without `agent`.
+comparison one without `agent`. The legacy signature also stays the digest of
+the work in keys derived for runs without one (`work_key`): identities never change.
 """
 
 from __future__ import annotations
@@ -225,6 +226,15 @@ def legacy_comparison_signature(
             {"benchmark": benchmark, "config": dict(config), "model": model, "provider": provider}
         )
     )
+
+
+def work_key(
+    benchmark: str, agent: str, provider: str, model: str, config: Mapping[str, Any]
+) -> str:
+    """The digest of the work inside keys derived for runs that bring no key of their
+    own: the legacy signature, frozen, so that such a run imported again after the
+    signature changed is still the same run."""
+    return legacy_signature(benchmark, agent, provider, model, config)
 
 
 def natural_id(kind: str, *parts: str) -> UUID:
