@@ -80,7 +80,9 @@ def _json_object(value: str | None, name: str) -> dict[str, Any]:
     help="Profile supplying provider, model and extra: a registry profile name or a .toml file",
 )
 @click.option("--extra", help='Config overrides as JSON, e.g. {"limit": 5, "per_benchmark": {...}}')
-@click.option("--rerun-failed", is_flag=True, help="Re-run unless the latest attempt succeeded")
+@click.option(
+    "--rerun-failed", is_flag=True, help="Re-run unless the latest executed attempt succeeded"
+)
 @click.option("--force", is_flag=True, help="Always run a new attempt")
 @click.option("--timeout", type=float, help="Kill a benchmark after this many seconds")
 @click.option(
@@ -135,11 +137,14 @@ def run(
 ) -> None:
     """Run benchmarks and record every run as it happens.
 
-    Each benchmark's work is identified by its signature (benchmark, agent,
-    provider, model, effective config). By default work that already succeeded,
-    or that another process is running, is skipped; --rerun-failed re-runs it
-    unless the latest attempt succeeded; --force always runs a new attempt.
-    Exit 1 if any benchmark failed.
+    Each benchmark's work is identified by its signature, the orchestrator's
+    (benchmark, its directory, agent, provider, model, effective config), so
+    attempts imported from the orchestrator count as this work's. By default
+    work that already succeeded (executed here or imported), or that another
+    process is running, is skipped; --rerun-failed re-runs it unless the latest
+    executed attempt succeeded; --force always runs a new attempt. A new attempt
+    is numbered one past every attempt known, the orchestrator's skip rows
+    included. Exit 1 if any benchmark failed.
 
     \b
     Example:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -14,7 +15,7 @@ from benchledger.domain import run_group as group_model
 from benchledger.domain import run_rules
 from benchledger.domain import signature as signature_model
 from benchledger.domain.base import Event
-from benchledger.domain.errors import ConcurrencyError
+from benchledger.domain.errors import ConcurrencyError, NotFoundError
 from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
@@ -26,26 +27,111 @@ from benchledger.domain.ledger_base import (
 )
 from benchledger.domain.records import Cell
 from benchledger.domain.run import Run
-from benchledger.domain.signature import Mode, Signature
+from benchledger.domain.signature import KnownAttempt, Mode, Signature
 from benchledger.domain.signatures import (
+    comparison_signature,
+    legacy_signature,
     natural_id,
     signature,
     signature_id_for,
 )
 
 
+@dataclass(frozen=True)
+class Attempts:
+    """What is known of one piece of work's attempts: its signature stream's, and those
+    of its legacy stream (the signature benchledger recorded before it adopted the
+    orchestrator's), so a ledger upgraded in place continues where it was."""
+
+    signature: str
+    current: Signature | None  # the stream the next claim appends to
+    known: tuple[KnownAttempt, ...] = ()  # legacy stream first, then this stream's
+    runs: tuple[Run, ...] = ()  # the runs of the attempts that ran, in attempt order
+
+    @property
+    def next_attempt(self) -> int:
+        return signature_model.next_attempt(self.known)
+
+
 class Executing(LedgerBase):
     # -- executing runs ---------------------------------------------------------
 
-    def attempts(self, signature: str) -> tuple[Signature | None, list[Run]]:
-        """The signature's claim stream and the runs of its attempts, in order."""
+    def signature_of(self, signature: str) -> Signature | None:
+        """The Signature aggregate of this signature, None if nothing was recorded."""
         try:
             sig: Signature = self.repository.get(
-                signature_id_for(signature), projector_func=_project(signature_model.mutate)
+                signature_id_for(signature), projector_func=signature_model.project
             )
         except AggregateNotFoundError:
-            return None, []
-        return sig, [self.get_run(run_id) for run_id in sig.attempts]
+            return None
+        return sig
+
+    def attempts(self, signature: str, *, legacy: str | None = None) -> Attempts:
+        """Every attempt known at this signature (and at `legacy`, the same work's legacy
+        signature) and the runs of those that ran, in attempt order. An imported attempt
+        whose run is not in the ledger is counted but has no run to decide on."""
+        current = self.signature_of(signature)
+        old = self.signature_of(legacy) if legacy and legacy != signature else None
+        known = (*(old.attempts if old else ()), *(current.attempts if current else ()))
+        runs = []
+        for run_id in signature_model.executions(known):
+            try:
+                runs.append(self.get_run(run_id))
+            except NotFoundError:
+                continue
+        return Attempts(signature, current, known, tuple(runs))
+
+    def work_attempts(
+        self,
+        *,
+        benchmark: str,
+        agent: str,
+        provider: str,
+        model: str,
+        config: dict[str, Any],
+        directory: str | None = None,
+        legacy_config: dict[str, Any] | None = None,
+    ) -> Attempts:
+        """`attempts` of a piece of work: its signature, and its legacy signature over
+        `legacy_config` (the config as benchledger hashed it before; default `config`)."""
+        return self.attempts(
+            signature(benchmark, agent, provider, model, config, directory=directory),
+            legacy=legacy_signature(
+                benchmark,
+                agent,
+                provider,
+                model,
+                config if legacy_config is None else legacy_config,
+            ),
+        )
+
+    def import_attempts(
+        self,
+        *,
+        signature: str,
+        benchmark: str,
+        agent: str,
+        attempts: Sequence[signature_model.ImportedAttempt | dict[str, Any]],
+    ) -> signature_model.AttemptsImported | None:
+        """Record the attempts a source counted at a signature (those not known yet, by
+        source key) on its own; an importer appends `imported_attempts` with its runs."""
+        for _ in range(5):
+            event = signature_model.imported_attempts(
+                signature_id_for(signature),
+                self.signature_of(signature),
+                signature=signature,
+                benchmark=benchmark,
+                agent=agent,
+                attempts=attempts,
+            )
+            if event is None:
+                return None
+            try:
+                self._save([event])
+            except ConcurrencyError:
+                continue
+            return event
+        raise ConcurrencyError(f"could not record the imported attempts of {signature}")
 
     def start_attempt(
         self,
@@ -63,50 +149,72 @@ class Executing(LedgerBase):
         lease_seconds: float,
         run_key: str,
         run_dir: str,
+        directory: str | None = None,
+        legacy_config: dict[str, Any] | None = None,
         now: Callable[[], datetime] = _utc_now,
     ) -> StartedAttempt | Skip:
         """Decide, then claim the next attempt and start its run in one atomic append.
 
-        If another process claims the same signature first, the store refuses our
-        append and we decide again with its attempt in view.
+        `config` is the work's effective config; `directory` its benchmark directory
+        (default the benchmark id); `legacy_config` the config benchledger hashed before
+        it adopted the orchestrator's signatures (see `work_attempts`). If another process
+        claims the same signature first, the store refuses our append and we decide
+        again with its attempt in view.
         """
-        sig_text = signature(benchmark, agent, provider, model, config)
+        sig_text = signature(benchmark, agent, provider, model, config, directory=directory)
+        comparison = comparison_signature(
+            benchmark, provider, model, config, directory=directory, agent=agent
+        )
         for _ in range(5):
-            current, runs = self.attempts(sig_text)
+            known = self.work_attempts(
+                benchmark=benchmark,
+                agent=agent,
+                provider=provider,
+                model=model,
+                config=config,
+                directory=directory,
+                legacy_config=legacy_config,
+            )
             at = now()
-            decision = signature_model.decide(runs, mode, at)
+            decision = signature_model.decide(known.runs, mode, at)
             if not decision.execute:
                 return Skip(decision.reason or "skipped", decision.defer_to)
-            attempt = len(runs) + 1
+            attempt = known.next_attempt
             run_id = natural_id("run", "executed", sig_text, str(attempt))
+            started = run_rules.begin(
+                run_id,
+                run_key=run_key,
+                benchmark=benchmark,
+                agent=agent,
+                provider=provider,
+                model=model,
+                config=config,
+                attempt=attempt,
+                run_group_id=group.id if group else None,
+                command=command,
+                cwd=cwd,
+                host=host,
+                started_at=at,
+                lease_expires_at=at + timedelta(seconds=lease_seconds),
+                run_dir=run_dir,
+            )
+            # The run states the signatures of its stream, benchmark directory included.
+            started = started.model_copy(
+                update={"signature": sig_text, "comparison_signature": comparison}
+            )
             events: list[Event] = [
                 signature_model.claim(
                     signature_id_for(sig_text),
-                    current,
+                    known.current,
                     signature=sig_text,
                     benchmark=benchmark,
                     agent=agent,
                     run_id=run_id,
                     mode=mode,
                     run_group_id=group.id if group else None,
-                ),
-                run_rules.begin(
-                    run_id,
-                    run_key=run_key,
-                    benchmark=benchmark,
-                    agent=agent,
-                    provider=provider,
-                    model=model,
-                    config=config,
                     attempt=attempt,
-                    run_group_id=group.id if group else None,
-                    command=command,
-                    cwd=cwd,
-                    host=host,
-                    started_at=at,
-                    lease_expires_at=at + timedelta(seconds=lease_seconds),
-                    run_dir=run_dir,
                 ),
+                started,
             ]
             try:
                 self._save_with_group(events, group)
@@ -229,8 +337,14 @@ class Executing(LedgerBase):
         self, group: GroupHandle, kind: type[Event], work: dict[str, Any], **fields: Any
     ) -> None:
         config = work.pop("config")
+        directory = work.pop("directory", None)
         sig_text = signature(
-            work["benchmark"], work["agent"], work["provider"], work["model"], config
+            work["benchmark"],
+            work["agent"],
+            work["provider"],
+            work["model"],
+            config,
+            directory=directory,
         )
         self._save_with_group(
             [],

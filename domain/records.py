@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-from benchledger.domain.signatures import comparison_signature, sha256_hex, signature
+from benchledger.domain.signatures import comparison_signature, sha256_hex, signature, work_key
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
@@ -115,7 +115,8 @@ class RunHeader(Record):
         if self.run_key:
             return self.run_key
         started = self.started_at.isoformat() if self.started_at else ""
-        return f"{self.signature}@{started}"
+        work = work_key(self.benchmark, self.agent, self.provider, self.model, self.config)
+        return f"{work}@{started}"
 
 
 LATER_FIELDS = ("duration_seconds", "work_signature")

@@ -80,3 +80,69 @@ def create_empty_ledger(db: Path) -> Path:
 
     build(Settings(db_path=db)).close()
     return db
+
+
+def legacy_attempt(
+    ledger: Any,
+    *,
+    benchmark: str,
+    agent: str,
+    provider: str,
+    model: str,
+    config: dict[str, Any],
+    attempt: int,
+    status: Any,
+    started_at: Any,
+) -> Any:
+    """One attempt of `run` as benchledger recorded it before it adopted the orchestrator's
+    signatures: its claim on the legacy signature's stream, and its run (started and
+    finished) stating the legacy signatures. Returns the run id."""
+    from datetime import timedelta
+
+    from benchledger.domain import run_rules
+    from benchledger.domain.run import RunFinished
+    from benchledger.domain.signature import AttemptClaimed
+    from benchledger.domain.signatures import (
+        legacy_comparison_signature,
+        legacy_signature,
+        natural_id,
+        signature_id_for,
+    )
+
+    legacy = legacy_signature(benchmark, agent, provider, model, config)
+    run_id = natural_id("run", "executed", legacy, str(attempt))
+    claim = AttemptClaimed(
+        originator_id=signature_id_for(legacy),
+        originator_version=attempt,
+        signature=legacy,
+        benchmark=benchmark,
+        agent=agent,
+        attempt=attempt,
+        run_id=run_id,
+        mode="first" if attempt == 1 else "force",
+    )
+    started = run_rules.begin(
+        run_id,
+        run_key=f"legacy-{attempt}",
+        benchmark=benchmark,
+        agent=agent,
+        provider=provider,
+        model=model,
+        config=config,
+        attempt=attempt,
+        run_group_id=None,
+        command=["bench"],
+        cwd=".",
+        host="h",
+        started_at=started_at,
+        lease_expires_at=started_at + timedelta(minutes=5),
+        run_dir="d",
+    ).model_copy(
+        update={
+            "signature": legacy,
+            "comparison_signature": legacy_comparison_signature(benchmark, provider, model, config),
+        }
+    )
+    finished = RunFinished(originator_id=run_id, originator_version=2, status=status, score=0.5)
+    ledger._save([claim, started, finished])
+    return run_id

@@ -7,6 +7,9 @@ default. Every key is listed below; any other key is an error naming it.
 
     [benchmarks.bfcl]            # id: letters, digits, "_", "." and "-"
     description = "Berkeley function calling"            # optional
+    directory = "bfcl"           # optional; the benchmark's directory as the
+                                 # orchestrator names it (part of the signature);
+                                 # default the id
     command = ["python", "run.py", "{config.limit}"]     # required; or a shell-split string
     cwd = "suites/bfcl"          # optional; relative to this file's folder; default "."
     result = "*.json"            # glob under the run's output dir; default "**/*.json"
@@ -32,7 +35,14 @@ config as compact JSON with sorted keys. Write {{ and }} for literal braces.
 The effective config starts from the benchmark's `config`; each extra (the
 profile's `extra`, then `--extra`) overlays first its `per_benchmark` entry
 for the benchmark, then its other keys, so within one extra a plain key wins
-over the same key under `per_benchmark`. Overlays are shallow.
+over the same key under `per_benchmark`. Overlays are shallow. Then the
+orchestrator's rules apply (`domain.signatures.effective_config`): a positive
+integer `sample` the extras give becomes `limit` unless they give `limit`;
+`agent` is set to the agent unless the extras give one (or the agent is
+`compare`); `harness` is set to the agent if absent; `trust` with a real
+harness gets `handler = "eliza"` unless the extras give one. The effective
+config is what the command sees (`{config}`, `{config.agent}`,
+`{config.harness}`), what the run records and what its signature hashes.
 """
 
 from __future__ import annotations
@@ -48,12 +58,23 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from benchledger.domain.errors import InputFormatError, NotFoundError, RuleViolationError
+from benchledger.domain.signatures import effective_config
 
 DEFAULT_REGISTRY = "benchledger.toml"
 VALUE_NAMES = frozenset({"agent", "provider", "model", "benchmark", "run_id", "output_dir"})
+# Config keys the effective config fills from the agent when no default gives them.
+FILLED_KEYS = frozenset({"agent", "harness"})
 
 _ID = re.compile(r"[A-Za-z0-9_.-]+")
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -81,6 +102,8 @@ class BenchmarkSpec(_Strict):
 
     id: str
     description: str | None = None
+    # The benchmark's directory as the orchestrator names it: part of the signature.
+    directory: str = Field(min_length=1)
     command: tuple[str, ...]
     cwd: Path = Field(default=Path("."), validate_default=True)
     result: str = "**/*.json"
@@ -91,6 +114,13 @@ class BenchmarkSpec(_Strict):
     unit: str | None = None
     higher_is_better: bool = True
     high_score: HighScore | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _directory_defaults_to_the_id(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("directory") is None and "id" in data:
+            return {**data, "directory": data["id"]}
+        return data
 
     @field_validator("command", "required_env", "agents", mode="before")
     @classmethod
@@ -207,15 +237,24 @@ def split_ids(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(i for i in ids if i))
 
 
-def effective_config(
+def overlay_config(
     spec_config: Mapping[str, Any], benchmark_id: str, *extras: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The benchmark's default config overlaid by each extra in turn (see module docstring)."""
+    """The benchmark's default config overlaid by each extra in turn (see module docstring),
+    before the orchestrator's rules: the config benchledger hashed before it adopted them."""
     config = dict(spec_config)
     for extra in extras:
         config.update(extra.get("per_benchmark", {}).get(benchmark_id, {}))
         config.update((key, value) for key, value in extra.items() if key != "per_benchmark")
     return config
+
+
+def work_config(
+    spec: BenchmarkSpec, agent: str, provider: str, *extras: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The effective config of running this benchmark for this agent and provider."""
+    requested = overlay_config({}, spec.id, *extras)
+    return effective_config(spec.id, agent, requested, defaults=spec.config, provider=provider)
 
 
 def render_command(
@@ -252,7 +291,7 @@ def _problems(spec: BenchmarkSpec, known_formats: Collection[str]) -> Iterator[s
         yield f"format '{spec.format}' is not known (known: {_listing(sorted(known_formats))})"
     for name in sorted(placeholders(spec.command)):
         if name.startswith("config."):
-            if name.removeprefix("config.") not in spec.config:
+            if name.removeprefix("config.") not in {*spec.config, *FILLED_KEYS}:
                 yield f"placeholder {{{name}}} has no default"
         elif name != "config" and name not in VALUE_NAMES:
             yield f"unknown placeholder {{{name}}}"

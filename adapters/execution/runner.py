@@ -26,7 +26,12 @@ from uuid import uuid4
 
 from benchledger.adapters import formats
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
-from benchledger.adapters.execution.registry import BenchmarkSpec, effective_config, render_command
+from benchledger.adapters.execution.registry import (
+    BenchmarkSpec,
+    overlay_config,
+    render_command,
+    work_config,
+)
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
 from benchledger.adapters.formats.common import read_bytes
 from benchledger.domain.errors import InputFormatError, LedgerError
@@ -85,20 +90,24 @@ class Runner:
     def run_one(
         self, group: GroupHandle, spec: BenchmarkSpec, request: RunRequest
     ) -> BenchmarkOutcome:
-        config = effective_config(spec.config, spec.id, *request.extras)
+        config = work_config(spec, request.agent, request.provider, *request.extras)
         who: dict[str, Any] = {
             "benchmark": spec.id,
             "agent": request.agent,
             "provider": request.provider,
             "model": request.model,
             "config": config,
+            "directory": spec.directory,
         }
+        # The config as benchledger hashed it before it adopted the orchestrator's
+        # signatures: attempts recorded then still count.
+        legacy_config = overlay_config(spec.config, spec.id, *request.extras)
         if not spec.accepts(request.agent):
             detail = f"agent '{request.agent}' is not among {', '.join(spec.agents)}"
             self.ledger.skip(group, reason="incompatible_agent", detail=detail, **who)
             return BenchmarkOutcome(spec.id, "skipped", reason=f"incompatible_agent: {detail}")
-        _, attempts = self.ledger.attempts(_signature(who))
-        decision = decide(attempts, request.mode, datetime.now(UTC))
+        known = self.ledger.work_attempts(**who, legacy_config=legacy_config)
+        decision = decide(known.runs, request.mode, datetime.now(UTC))
         if not decision.execute:
             return self._skipped(group, spec, who, Skip(decision.reason or "", decision.defer_to))
         missing = [name for name in spec.required_env if not self.environ.get(name)]
@@ -108,7 +117,7 @@ class Runner:
                 group, reason="missing_env", missing_env=missing, detail=detail, **who
             )
             return BenchmarkOutcome(spec.id, "refused", reason=detail)
-        return self._execute(group, spec, request, config, who)
+        return self._execute(group, spec, request, config, who, legacy_config)
 
     def _skipped(
         self, group: GroupHandle, spec: BenchmarkSpec, who: dict[str, Any], skip: Skip
@@ -124,6 +133,7 @@ class Runner:
         request: RunRequest,
         config: dict[str, Any],
         who: dict[str, Any],
+        legacy_config: dict[str, Any],
     ) -> BenchmarkOutcome:
         token = uuid4().hex[:8]
         run_key = f"run_{spec.id}_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{token}"
@@ -156,6 +166,7 @@ class Runner:
             lease_seconds=request.lease_seconds,
             run_key=run_key,
             run_dir=run_dir_rel,
+            legacy_config=legacy_config,
             **who,
         )
         if isinstance(started, Skip):
@@ -308,12 +319,6 @@ def _finish_fields(
 
 def _failing(status: RunStatus) -> State:
     return "timed_out" if status is RunStatus.TIMED_OUT else "failed"
-
-
-def _signature(who: dict[str, Any]) -> str:
-    from benchledger.domain.signatures import signature
-
-    return signature(who["benchmark"], who["agent"], who["provider"], who["model"], who["config"])
 
 
 def _safe(text: str) -> str:

@@ -33,7 +33,7 @@ from benchledger.adapters.formats.common import DistinctKeys
 from benchledger.adapters.formats.junit_xml import Case, Report, read_report
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord, SkipRecord
-from benchledger.domain.signatures import canonical_json, sha256_hex
+from benchledger.domain.signatures import canonical_json, sha256_hex, work_key
 
 NAME = "junit"
 SYSTEM = "junit"
@@ -230,4 +230,5 @@ def _run_key(report: Report, header: RunHeader, cells: list[Cell]) -> str:
     else:
         content = [[c.model_dump(mode="json") for c in cells], header.metrics]
         when = "content:" + sha256_hex(canonical_json(content))[:16]
-    return f"{label}@{when}/{sha256_hex(canonical_json([header.signature, suites]))[:12]}"
+    work = work_key(header.benchmark, header.agent, header.provider, header.model, header.config)
+    return f"{label}@{when}/{sha256_hex(canonical_json([work, suites]))[:12]}"

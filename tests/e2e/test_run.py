@@ -38,7 +38,10 @@ from benchledger.adapters.execution.registry import load_registry
 from benchledger.adapters.execution.runner import register
 from benchledger.adapters.publication.browse import datasette_for
 from benchledger.adapters.store.bootstrap import Settings, build
+from benchledger.domain.records import RunHeader, RunRecord, RunStatus, SourceFile
+from benchledger.domain.signatures import comparison_signature, sha256_hex, signature
 from tests.conftest import Invoke
+from tests.helpers import legacy_attempt
 
 BENCHLEDGER = Path(sys.executable).parent / "benchledger"
 AGENT, MODEL = "eliza", "m1"
@@ -931,7 +934,8 @@ class TestSecrets:
         assert (a["state"], b["state"]) == ("succeeded", "succeeded")
         runs = {r["run_id"]: r for r in ws.runs()}
         ra, rb = runs[a["run_id"]], runs[b["run_id"]]
-        assert ra["config"] == rb["config"] == {"api_key": "[REDACTED]", "max_tokens": 64}
+        masked = {"api_key": "[REDACTED]", "max_tokens": 64, "agent": AGENT, "harness": AGENT}
+        assert ra["config"] == rb["config"] == masked
         assert ra["signature"] != rb["signature"]
         assert ra["comparison_signature"] != rb["comparison_signature"]
         again = ws.outcome("--extra", json.dumps({"api_key": first, "max_tokens": 64}))
@@ -949,3 +953,135 @@ class TestSecrets:
         assert missing["status"] == "failed"
         assert ledger_holding(ws.db, str(ws.root)) == []
         assert ledger_holding(ws.db, str(ws.root.resolve())) == []
+
+
+# The work `ws.outcome()` runs: benchmark `quick` (its directory the id), no provider, and
+# the effective config the orchestrator's rules give an empty config.
+QUICK_CONFIG = {"agent": AGENT, "harness": AGENT}
+QUICK_SIGNATURE = signature("quick", AGENT, "", MODEL, QUICK_CONFIG, directory="quick")
+
+
+def import_orchestrator_attempts(ws: Workspace, *rows: tuple[int, str | None]) -> dict[int, str]:
+    """What an importer of an orchestrator.sqlite records for the work: each row that ran
+    as an ordinary imported run, and the attempts of every row (skip rows included).
+    `rows`: (attempt, status of the run or None for a skip row). Returns the run ids."""
+    run_ids: dict[int, str] = {}
+    items = []
+    with build(Settings(db_path=ws.db)) as services:
+        ledger = services.ledger
+        for attempt, status in rows:
+            key = f"run_quick_20260801T000000Z_{attempt}_abcdef0{attempt}"
+            if status is None:
+                items.append(
+                    {"attempt": attempt, "run_id": None, "outcome": "skip", "source_key": key}
+                )
+                continue
+            header = RunHeader(
+                run_key=key,
+                benchmark="quick",
+                agent=AGENT,
+                model=MODEL,
+                config=QUICK_CONFIG,
+                status=RunStatus(status),
+                score=0.25,
+            )
+            data = RunRecord(header=header).model_dump_json().encode()
+            source = SourceFile(
+                path=f"{key}.json", sha256=sha256_hex(data), size=len(data), format="native"
+            )
+            [run] = ledger.import_runs("native", source, [RunRecord(header=header)]).runs
+            run_ids[attempt] = str(run.run_id)
+            items.append(
+                {"attempt": attempt, "run_id": run.run_id, "outcome": "run", "source_key": key}
+            )
+        ledger.import_attempts(
+            signature=QUICK_SIGNATURE, benchmark="quick", agent=AGENT, attempts=items
+        )
+    return run_ids
+
+
+class TestContinuingOtherRecords:
+    def test_the_run_is_recorded_under_the_orchestrators_signature(self, ws: Workspace) -> None:
+        ws.outcome()
+        [run] = ws.runs()
+        assert run["config"] == QUICK_CONFIG
+        assert run["signature"] == QUICK_SIGNATURE
+        assert run["comparison_signature"] == comparison_signature(
+            "quick", "", MODEL, QUICK_CONFIG, directory="quick", agent=AGENT
+        )
+
+    def test_the_registry_directory_is_part_of_the_signature(self, ws: Workspace) -> None:
+        text = ws.registry.read_text()
+        ws.registry.write_text(
+            text.replace("[benchmarks.keyed]", 'directory = "suites/quick"\n\n[benchmarks.keyed]')
+        )
+        ws.outcome()
+        [run] = ws.runs()
+        moved = signature("quick", AGENT, "", MODEL, QUICK_CONFIG, directory="suites/quick")
+        assert run["signature"] == moved != QUICK_SIGNATURE
+        [claim] = ws.events("AttemptClaimed")
+        assert claim["data"]["signature"] == moved
+
+    def test_work_the_orchestrator_succeeded_at_is_skipped_as_already_succeeded(
+        self, ws: Workspace
+    ) -> None:
+        runs = import_orchestrator_attempts(ws, (1, "failed"), (2, "succeeded"), (3, None))
+        outcome = ws.outcome()
+        assert outcome["state"] == "skipped"
+        assert outcome["reason"] == f"already_succeeded (see run {runs[2][:8]})"
+        assert claims(ws) == []
+        [skip] = ws.skips()
+        assert (skip["reason"], skip["defer_to"], skip["signature"]) == (
+            "already_succeeded",
+            runs[2],
+            QUICK_SIGNATURE,
+        )
+
+    def test_rerun_failed_on_failed_work_runs_one_past_the_orchestrators_last_attempt(
+        self, ws: Workspace
+    ) -> None:
+        import_orchestrator_attempts(ws, (1, "failed"), (2, None), (3, None))
+        default = ws.outcome()  # nothing succeeded: the default runs it too...
+        assert (default["state"], default["attempt"]) == ("succeeded", 4)
+        again = ws.outcome("--rerun-failed")  # ...and now the latest execution succeeded
+        assert again["reason"] == f"latest_attempt_succeeded (see run {default['run_id'][:8]})"
+
+    def test_rerun_failed_runs_as_attempt_max_plus_one_counting_skip_rows(
+        self, ws: Workspace
+    ) -> None:
+        import_orchestrator_attempts(ws, (1, "failed"), (2, "failed"), (5, None))
+        outcome = ws.outcome("--rerun-failed", env={"BENCH_SCORE": "0.5"})
+        assert (outcome["state"], outcome["attempt"], outcome["score"]) == ("succeeded", 6, 0.5)
+        assert claims(ws) == [6]
+        [claim] = ws.events("AttemptClaimed")
+        assert claim["data"]["mode"] == "rerun_failed"
+        executed = [r for r in ws.runs() if r["source"] == "executed"]
+        assert [(r["attempt"], r["signature"]) for r in executed] == [(6, QUICK_SIGNATURE)]
+        # The work's history: the imported runs, the attempts imported, then the claim.
+        history = types_of(ws.history(QUICK_SIGNATURE))
+        assert history.index("AttemptsImported") < history.index("AttemptClaimed")
+        assert history.count("RunStarted") == 3
+        assert ws.outcome("--force")["attempt"] == 7
+
+    def test_a_ledger_recorded_under_legacy_signatures_continues_where_it_was(
+        self, ws: Workspace
+    ) -> None:
+        # `run` of this work before: the config it hashed was the registry's, {}.
+        with build(Settings(db_path=ws.db)) as services:
+            legacy_ok = legacy_attempt(
+                services.ledger,
+                benchmark="quick",
+                agent=AGENT,
+                provider="",
+                model=MODEL,
+                config={},
+                attempt=1,
+                status=RunStatus.SUCCEEDED,
+                started_at=datetime.now(UTC),
+            )
+        skipped = ws.outcome()
+        assert skipped["reason"] == f"already_succeeded (see run {str(legacy_ok)[:8]})"
+        forced = ws.outcome("--force")
+        assert (forced["state"], forced["attempt"]) == ("succeeded", 2)
+        assert claims(ws) == [1, 2]
+        assert ws.run_row(forced["run_id"])["signature"] == QUICK_SIGNATURE

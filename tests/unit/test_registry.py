@@ -10,15 +10,17 @@ import pytest
 import benchledger.adapters.execution.registry as registry_module
 from benchledger.adapters.execution.registry import (
     DEFAULT_REGISTRY,
+    BenchmarkSpec,
     Gap,
     HighScore,
     Registry,
-    effective_config,
     inventory,
     load_registry,
+    overlay_config,
     placeholders,
     render_command,
     split_ids,
+    work_config,
 )
 from benchledger.domain.errors import InputFormatError, LedgerError, NotFoundError
 
@@ -27,6 +29,7 @@ results_root = "out"
 
 [benchmarks.bfcl]
 description = "Berkeley function calling"
+directory = "bfcl-suite"
 command = ["python", "run_bfcl.py", "--model", "{model}", "--limit", "{config.limit}"]
 cwd = "suites/bfcl"
 result = "*.json"
@@ -73,6 +76,7 @@ class TestLoading:
         assert list(registry.benchmarks) == ["bfcl", "hellaswag"]
         assert bfcl.id == "bfcl"
         assert bfcl.description == "Berkeley function calling"
+        assert bfcl.directory == "bfcl-suite"
         assert bfcl.command == (
             "python",
             "run_bfcl.py",
@@ -105,6 +109,7 @@ class TestLoading:
         assert (spec.result, spec.format, spec.config) == ("**/*.json", "native", {})
         assert (spec.required_env, spec.agents) == ((), ())
         assert (spec.description, spec.unit, spec.high_score) == (None, None, None)
+        assert spec.directory == "b"  # the signature's benchmark directory: the id
         assert spec.higher_is_better is True
         assert registry.profiles == {}
 
@@ -130,6 +135,11 @@ class TestLoading:
 
 
 class TestBadRegistryFiles:
+    def test_a_directory_is_a_non_empty_string(self, tmp_path: Path) -> None:
+        for bad in ('""', "3"):
+            text = f'[benchmarks.b]\ncommand = ["run"]\ndirectory = {bad}\n'
+            assert format_error(tmp_path, text).field == "benchmarks.b.directory"
+
     def test_an_unknown_key_names_its_path(self, tmp_path: Path) -> None:
         error = format_error(tmp_path, '[benchmarks.bfcl]\ncommand = ["run"]\ncomand = "x"\n')
         assert error.field == "benchmarks.bfcl.comand"
@@ -221,24 +231,24 @@ class TestAgents:
         assert load(tmp_path, FULL).get("hellaswag").accepts("codex")
 
 
-class TestEffectiveConfig:
+class TestOverlayConfig:
     def test_overlays_per_benchmark_then_the_rest_of_each_extra(self) -> None:
         extra = {"per_benchmark": {"bfcl": {"limit": 5}, "x": {"limit": 1}}, "t": 1}
-        assert effective_config({"limit": 10, "t": 0}, "bfcl", extra) == {"limit": 5, "t": 1}
+        assert overlay_config({"limit": 10, "t": 0}, "bfcl", extra) == {"limit": 5, "t": 1}
 
     def test_a_plain_key_wins_over_per_benchmark_within_one_extra(self) -> None:
         extra = {"per_benchmark": {"bfcl": {"t": 2}}, "t": 1}
-        assert effective_config({}, "bfcl", extra) == {"t": 1}
+        assert overlay_config({}, "bfcl", extra) == {"t": 1}
 
     def test_later_extras_win_over_earlier_ones(self) -> None:
         profile = {"t": 1, "per_benchmark": {"bfcl": {"limit": 5}}}
         cli = {"per_benchmark": {"bfcl": {"limit": 7}}}
-        assert effective_config({"limit": 10}, "bfcl", profile, cli) == {"t": 1, "limit": 7}
+        assert overlay_config({"limit": 10}, "bfcl", profile, cli) == {"t": 1, "limit": 7}
 
     def test_does_not_mutate_its_inputs(self) -> None:
         spec = {"limit": 10}
         extra = {"per_benchmark": {"bfcl": {"limit": 5}}, "t": 1}
-        effective_config(spec, "bfcl", extra)
+        overlay_config(spec, "bfcl", extra)
         assert spec == {"limit": 10}
         assert extra == {"per_benchmark": {"bfcl": {"limit": 5}}, "t": 1}
 
@@ -251,6 +261,37 @@ VALUES = {
     "run_id": "r1",
     "output_dir": "/tmp/out",
 }
+
+
+class TestWorkConfig:
+    def spec(self, tmp_path: Path, config: str) -> BenchmarkSpec:
+        return load(tmp_path, f'[benchmarks.bfcl]\ncommand = ["run"]\nconfig = {config}\n').get(
+            "bfcl"
+        )
+
+    def test_the_overlaid_config_then_the_orchestrators_rules(self, tmp_path: Path) -> None:
+        spec = self.spec(tmp_path, "{ limit = 2, t = 0 }")
+        profile = {"t": 1, "per_benchmark": {"bfcl": {"sample": 5}}}
+        assert work_config(spec, "eliza", "cerebras", profile, {"u": 2}) == {
+            "limit": 5,
+            "t": 1,
+            "sample": 5,
+            "u": 2,
+            "agent": "eliza",
+            "harness": "eliza",
+        }
+        # What benchledger hashed before: the overlay alone.
+        assert overlay_config(spec.config, "bfcl", profile, {"u": 2}) == {
+            "limit": 2,
+            "t": 1,
+            "sample": 5,
+            "u": 2,
+        }
+
+    def test_a_limit_given_by_an_extra_wins_over_its_sample(self, tmp_path: Path) -> None:
+        spec = self.spec(tmp_path, "{ limit = 2 }")
+        given = {"sample": 5, "per_benchmark": {"bfcl": {"limit": 3}}}
+        assert work_config(spec, "hermes", "", given)["limit"] == 3
 
 
 class TestRenderCommand:
@@ -351,6 +392,10 @@ class TestInventory:
     def test_finds_a_config_placeholder_without_a_default(self, tmp_path: Path) -> None:
         text = self.good(tmp_path).replace("limit = 3", "split = 'x'")
         assert self.gaps(tmp_path, text) == [Gap("b", "placeholder {config.limit} has no default")]
+
+    def test_agent_and_harness_placeholders_need_no_default(self, tmp_path: Path) -> None:
+        text = self.good(tmp_path).replace("{config}", "{config.harness}={config.agent}")
+        assert self.gaps(tmp_path, text) == []
 
     def test_finds_a_single_brace(self, tmp_path: Path) -> None:
         text = self.good(tmp_path).replace("'{model}'", "'{model'")
