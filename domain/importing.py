@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Literal
 from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
 
 from benchledger.domain import benchmark as benchmark_model
 from benchledger.domain import facts, result_import, run_rules
 from benchledger.domain import run as run_model
 from benchledger.domain import run_group as group_model
+from benchledger.domain import signature as signature_model
 from benchledger.domain.base import Event
 from benchledger.domain.errors import (
     ConcurrencyError,
@@ -37,9 +40,51 @@ from benchledger.domain.signatures import (
     import_id_for,
     natural_id,
     run_id_for,
+    signature_id_for,
 )
 
 Parsed = RunRecord | SkipRecord | GroupRecord
+
+
+class CountedAttempts:
+    """The attempts the source counted at each piece of work, among the runs and skips a
+    file records: appended to each signature's stream with the file, so that `run`
+    continues the source's numbering and skips what it already succeeded."""
+
+    def __init__(self) -> None:
+        self.by_signature: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
+
+    def _add(self, signature: str, benchmark: str, agent: str, item: dict[str, Any]) -> None:
+        self.by_signature.setdefault(signature, (benchmark, agent, []))[2].append(item)
+
+    def run(self, record: RunRecord, run_id: UUID) -> None:
+        header = record.header
+        attempt = run_rules.stated_attempt({**header.provenance, **record.supplement})
+        if attempt is None or not header.run_key:
+            return
+        item = {"attempt": attempt, "run_id": run_id, "outcome": "run"}
+        self._add(
+            header.signature, header.benchmark, header.agent, {**item, "source_key": header.run_key}
+        )
+
+    def skip(self, skip: SkipRecord) -> None:
+        if skip.attempt is None or skip.attempt < 1 or not skip.skip_key:
+            return
+        item = {"attempt": skip.attempt, "run_id": None, "outcome": "skip"}
+        self._add(skip.signature, skip.benchmark, skip.agent, {**item, "source_key": skip.skip_key})
+
+    def events(self, stream: Callable[[str], signature_model.Signature | None]) -> Iterator[Event]:
+        for sig, (benchmark, agent, items) in sorted(self.by_signature.items()):
+            event = signature_model.imported_attempts(
+                signature_id_for(sig),
+                stream(sig),
+                signature=sig,
+                benchmark=benchmark,
+                agent=agent,
+                attempts=items,
+            )
+            if event is not None:
+                yield event
 
 
 class Importing(LedgerBase):
@@ -101,6 +146,7 @@ class Importing(LedgerBase):
             # Skips known up front open the group with the first write, as they always did.
             self._new_skips(system, items, group, skips, notes, seen_skips)
         pending: list[SkipRecord] = list(skips)  # skips whose events are not saved yet
+        counted = CountedAttempts()
         appended = 0
         for item in items:
             if isinstance(item, GroupRecord):
@@ -172,13 +218,16 @@ class Importing(LedgerBase):
                 RunOutcome(run_id, run_key, "imported" if current is None else "amended")
             )
             new_benchmarks.setdefault(record.header.benchmark, record)
+            counted.run(record, run_id)
             self._append(events, group, pending)
             appended += len(events) + len(pending)
             pending = []
         if not appended and not skips:
             # Every run is already recorded with this content: the file adds no facts.
             return ImportOutcome("unchanged", tuple(outcomes), 0)
-        closing: list[Event] = list(notes)
+        for skip in skips:
+            counted.skip(skip)
+        closing: list[Event] = [*notes, *counted.events(self._signature_stream)]
         for name, record in sorted(new_benchmarks.items()):
             if self._first_event(benchmark_id_for(name)) is None:  # not registered yet
                 registered = benchmark_model.register(
@@ -272,6 +321,15 @@ class Importing(LedgerBase):
                     )
                 )
         return events, []
+
+    def _signature_stream(self, signature: str) -> signature_model.Signature | None:
+        try:
+            found: signature_model.Signature = self.repository.get(
+                signature_id_for(signature), projector_func=signature_model.project
+            )
+        except AggregateNotFoundError:
+            return None
+        return found
 
     def _source_group(self, system: str, record: GroupRecord) -> list[Event]:
         """The events recording a source's own run group, or finishing one recorded open."""

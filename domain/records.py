@@ -86,6 +86,8 @@ class RunHeader(Record):
     # The source system's own signature of the work, when it computes one by the
     # ledger's algorithm (the orchestrator): the run's signature, as stated.
     work_signature: str | None = None
+    # The benchmark's directory, where the source names it: part of the signature.
+    directory: str | None = None
 
     @field_validator("status")
     @classmethod
@@ -104,11 +106,25 @@ class RunHeader(Record):
     def signature(self) -> str:
         if self.work_signature is not None:
             return self.work_signature
-        return signature(self.benchmark, self.agent, self.provider, self.model, self.config)
+        return signature(
+            self.benchmark,
+            self.agent,
+            self.provider,
+            self.model,
+            self.config,
+            directory=self.directory,
+        )
 
     @property
     def comparison_signature(self) -> str:
-        return comparison_signature(self.benchmark, self.provider, self.model, self.config)
+        return comparison_signature(
+            self.benchmark,
+            self.provider,
+            self.model,
+            self.config,
+            directory=self.directory,
+            agent=self.agent,
+        )
 
     def natural_key(self) -> str:
         """The run's key within its source: given, or derived from who ran what when."""
@@ -119,7 +135,7 @@ class RunHeader(Record):
         return f"{work}@{started}"
 
 
-LATER_FIELDS = ("duration_seconds", "work_signature")
+LATER_FIELDS = ("duration_seconds", "work_signature", "directory")
 
 
 class Turn(Record):

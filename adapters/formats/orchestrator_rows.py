@@ -335,6 +335,7 @@ def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecor
         "error": strip_host_paths(error) if error is not None else None,
         "provenance": provenance,
         "work_signature": row.signature,
+        "directory": row.benchmark_directory,
     }
     if row.higher_is_better is not None:
         stated["higher_is_better"] = row.higher_is_better

@@ -42,6 +42,7 @@ from benchledger.domain.records import RunHeader, RunRecord, RunStatus, SourceFi
 from benchledger.domain.signatures import comparison_signature, sha256_hex, signature
 from tests.conftest import Invoke
 from tests.helpers import legacy_attempt
+from tests.unit.test_format_orchestrator import db_row, make_db
 
 BENCHLEDGER = Path(sys.executable).parent / "benchledger"
 AGENT, MODEL = "eliza", "m1"
@@ -1085,3 +1086,54 @@ class TestContinuingOtherRecords:
         assert (forced["state"], forced["attempt"]) == ("succeeded", 2)
         assert claims(ws) == [1, 2]
         assert ws.run_row(forced["run_id"])["signature"] == QUICK_SIGNATURE
+
+
+def orchestrator_db(ws: Workspace, *rows: tuple[int, str]) -> Path:
+    """An orchestrator.sqlite of the work `quick` (its own columns, its own signature):
+    `rows` are (attempt, status), status `skipped` for a skip row."""
+    made = []
+    for attempt, status in rows:
+        kind = "skip" if status == "skipped" else "run"
+        made.append(
+            db_row(
+                run_id=f"{kind}_quick_20260801T00000{attempt}Z_{attempt}_abcdef0{attempt}",
+                benchmark_id="quick",
+                benchmark_directory="quick",
+                agent=AGENT,
+                provider="",
+                model=MODEL,
+                extra_config=QUICK_CONFIG,
+                signature=QUICK_SIGNATURE,
+                status=status,
+                attempt=attempt,
+                started_at=f"2026-08-01T00:00:0{attempt}.500000+00:00",
+                score=0.25 if status != "skipped" else None,
+                metrics={"return_code": 0 if status == "succeeded" else 1}
+                if status != "skipped"
+                else {"reason": "already_succeeded"},
+            )
+        )
+    return make_db(ws.root / "orch" / "orchestrator.sqlite", made)
+
+
+class TestAfterImportingTheOrchestratorsDatabase:
+    def test_work_it_succeeded_at_is_skipped_as_already_succeeded(self, ws: Workspace) -> None:
+        source = orchestrator_db(ws, (1, "failed"), (2, "succeeded"))
+        ws.invoke("--db", str(ws.db), "import", str(source))
+        [succeeded] = [r for r in ws.runs() if r["status"] == "succeeded"]
+        assert succeeded["signature"] == QUICK_SIGNATURE
+        outcome = ws.outcome()
+        assert outcome["state"] == "skipped"
+        assert outcome["reason"] == f"already_succeeded (see run {succeeded['run_id'][:8]})"
+        assert claims(ws) == []
+
+    def test_rerun_failed_runs_as_the_attempt_after_its_last(self, ws: Workspace) -> None:
+        # The orchestrator counts its skip rows as attempts too: the last one is 3.
+        source = orchestrator_db(ws, (1, "failed"), (2, "failed"), (3, "skipped"))
+        ws.invoke("--db", str(ws.db), "import", str(source))
+        outcome = ws.outcome("--rerun-failed")
+        assert (outcome["state"], outcome["attempt"]) == ("succeeded", 4)
+        assert claims(ws) == [4]
+        # Importing the database again adds no attempt: the next run is still numbered on.
+        ws.invoke("--db", str(ws.db), "import", str(source))
+        assert ws.outcome("--force")["attempt"] == 5
