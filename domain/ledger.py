@@ -133,6 +133,38 @@ class Ledger(Importing, Executing):
             return True
         raise ConcurrencyError(f"could not reference a high score of {benchmark}")
 
+    def declare_required_agents(
+        self,
+        benchmark: str,
+        required: Sequence[str],
+        *,
+        compatible: Sequence[str] | None = None,
+        unsupported: dict[str, str] | None = None,
+        source: str,
+    ) -> bool:
+        """Declare the agents a complete matrix row of a benchmark needs (the registry's
+        or an imported matrix contract's); repeating the current rule appends nothing."""
+        for _ in range(5):
+            current = self.get_benchmark(benchmark)
+            if current is None:
+                self.register_benchmark(benchmark)
+                continue
+            event = benchmark_model.declare_required_agents(
+                current,
+                tuple(required),
+                compatible=None if compatible is None else tuple(compatible),
+                unsupported=dict(unsupported or {}),
+                source=source,
+            )
+            if event is None:
+                return False
+            try:
+                self._save([event])
+            except ConcurrencyError:
+                continue
+            return True
+        raise ConcurrencyError(f"could not declare the required agents of {benchmark}")
+
     # -- publication ------------------------------------------------------------
 
     def record_gate(self, **fields: Any) -> UUID:
