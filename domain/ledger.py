@@ -10,6 +10,7 @@ from uuid import UUID, uuid4
 from benchledger.domain import benchmark as benchmark_model
 from benchledger.domain import run as run_model
 from benchledger.domain import run_rules, verdicts
+from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError
 from benchledger.domain.executing import Executing
 from benchledger.domain.importing import Importing
@@ -142,13 +143,23 @@ class Ledger(Importing, Executing):
         unsupported: dict[str, str] | None = None,
         source: str,
     ) -> bool:
-        """Declare the agents a complete matrix row of a benchmark needs (the registry's
-        or an imported matrix contract's); repeating the current rule appends nothing."""
+        """Declare the agents a complete matrix row of a benchmark needs (the registry's,
+        or an imported matrix contract's); repeating the current rule appends nothing.
+
+        An importer calls it once per benchmark after the file's `import_runs` returned:
+        the rule is a fact of its own, and it registers a benchmark not registered yet.
+        """
         for _ in range(5):
             current = self.get_benchmark(benchmark)
+            events: list[Event] = []
             if current is None:
-                self.register_benchmark(benchmark)
-                continue
+                registration = benchmark_model.register(
+                    benchmark_id_for(benchmark), None, benchmark
+                )
+                assert registration is not None
+                current = benchmark_model.mutate(registration, None)
+                events.append(registration)
+            assert current is not None
             event = benchmark_model.declare_required_agents(
                 current,
                 tuple(required),
@@ -159,9 +170,9 @@ class Ledger(Importing, Executing):
             if event is None:
                 return False
             try:
-                self._save([event])
+                self._save([*events, event])
             except ConcurrencyError:
-                continue
+                continue  # another process registered or declared it meanwhile
             return True
         raise ConcurrencyError(f"could not declare the required agents of {benchmark}")
 

@@ -67,12 +67,13 @@ COMPATIBILITY_REASONS = (
     "'harness_not_in_compatibility', 'latest_row_violates_current_compatibility', "
     "'incompatible_agent'"
 )
-CANONICAL = ", ".join(f"'{h}'" for h in CANONICAL_HARNESSES)
-START = "coalesce({alias}started_at, {alias}recorded_at)"
+# Listed in name order, which is also the canonical order (eliza, hermes, openclaw).
+CANONICAL = ", ".join(f"'{h}'" for h in sorted(CANONICAL_HARNESSES))
 
 
 def _start(alias: str = "") -> str:
-    return START.replace("{alias}", alias)
+    """When a candidate started: the order of "newest", as the orchestrator's."""
+    return f"coalesce({alias}started_at, {alias}recorded_at)"
 
 
 def _newest(where: str) -> str:

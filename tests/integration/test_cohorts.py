@@ -7,6 +7,7 @@ would), folded, and read as the publication commands read them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +22,7 @@ from benchledger.adapters.publication.exports import export_latest
 from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.adapters.publication.queries import Queries
 from benchledger.adapters.store.bootstrap import Services, Settings, build
-from benchledger.domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError, RuleViolationError
 from benchledger.domain.ledger_base import GroupHandle
 from benchledger.domain.matrix import AgentRules, rules_from_matrix_contract
 from benchledger.domain.records import RunHeader, RunRecord, SkipRecord, SourceFile
@@ -493,6 +494,27 @@ class TestMatrixContract:
         assert book.ledger.declare_required_agents("bfcl", TRIO, source="registry") is True
         assert book.ledger.declare_required_agents("bfcl", TRIO, source="registry") is False
         assert book.ledger.declare_required_agents("bfcl", TRIO[:2], source="registry") is True
+        assert book.publication().registered == {"bfcl"}  # registered by its first rule
+
+    @pytest.mark.parametrize(
+        ("required", "compatible", "message"),
+        [
+            (("eliza", "hermes"), ("eliza",), "['hermes'] are not among the compatible ones"),
+            (("eliza", "eliza"), None, "must be distinct names"),
+        ],
+    )
+    def test_a_rule_that_contradicts_itself_is_refused(
+        self,
+        book: Book,
+        required: tuple[str, ...],
+        compatible: tuple[str, ...] | None,
+        message: str,
+    ) -> None:
+        with pytest.raises(RuleViolationError, match=re.escape(message)):
+            book.ledger.declare_required_agents(
+                "bfcl", required, compatible=compatible, source="test"
+            )
+        assert book.publication().rules == {}
 
 
 class TestGatesReadTheRequiredAgents:
@@ -665,3 +687,49 @@ class TestRebuild:
         assert {r["selection"] for r in folded["latest"]} == {"cohort", "newest"}
         book.services.runner.rebuild()
         assert {t: book.table_rows(t) for t in tables} == folded
+
+
+class TestDerivedRules:
+    def test_an_agent_that_ran_after_the_incompatible_row_became_compatible(
+        self, book: Book
+    ) -> None:
+        book.run("openclaw", 0.5, status="failed", score=None)  # before: no evidence
+        book.run("eliza", 1)
+        book.incompatible("hermes", 2, ["eliza"])
+        assert book.publication().rules["bfcl"].required == ("eliza",)
+        assert [r["agent"] for r in book.table("quarantine")] == ["hermes", "openclaw"]
+        book.run("hermes", 3)  # the orchestrator let hermes run again
+        rule = book.publication().rules["bfcl"]
+        assert (rule.required, rule.compatible) == (("eliza", "hermes"), ("eliza", "hermes"))
+        assert [r["agent"] for r in book.table("quarantine")] == ["openclaw"]
+
+    def test_only_the_canonical_harnesses_among_the_supported_ones_are_required(
+        self, book: Book
+    ) -> None:
+        book.incompatible("hermes", 1, ["openclaw", "smithers", "eliza"])
+        rule = book.publication().rules["bfcl"]
+        assert rule.required == ("eliza", "openclaw")
+        assert rule.compatible == ("eliza", "openclaw", "smithers")
+        assert rule.source.startswith("derived from incompat_bfcl_")
+
+
+class TestAReviewSeesLaterRules:
+    def test_later_required_agents_and_incompatible_rows_are_changes_in_scope(
+        self, book: Book, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        book.run("eliza", 1)
+        book.run("hermes", 2, score=0.52)
+        book.services.close()
+        out = tmp_path / "review"
+        invoke("review", "--reviewer", "ana", "--note", "ok", "--out", str(out))
+        with build(Settings(db_path=db)) as services:
+            later = Book(services)
+            later.require("eliza", "hermes")
+            later.incompatible("openclaw", 3, ["eliza", "hermes"])
+            later.incompatible("openclaw", 4, ["eliza"], benchmark="gaia")
+        report = json.loads(invoke("verify-review", str(out), "--json", expect=1).stdout)
+        assert [(c["type"], c["benchmark"]) for c in report["changes"]] == [
+            ("RequiredAgentsDeclared", "bfcl"),
+            ("BenchmarkSkipped", "bfcl"),
+            ("BenchmarkSkipped", "gaia"),
+        ]
