@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 
 from benchledger.adapters.publication.exports import export_latest
-from benchledger.adapters.publication.publication import load
+from benchledger.adapters.publication.publication import Selection, load
 from benchledger.adapters.publication.viewer_export import export_viewer_data
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.publish import benchmark_filters, split
+from benchledger.commands.selection import selection_option
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -20,6 +21,7 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 @click.command(name="export-latest")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @benchmark_filters
+@selection_option
 @as_of_option
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger
@@ -28,6 +30,7 @@ def export_latest_command(
     directory: Path,
     include_benchmarks: str,
     exclude_benchmarks: str,
+    selection: Selection,
     as_of: str | None,
     as_json: bool,
 ) -> None:
@@ -39,13 +42,20 @@ def export_latest_command(
     files are replaced atomically. DIR belongs to the export: any other
     <b>__<a>.json in those three directories is removed as stale.
 
+    Where a benchmark's required agents are known (the registry's agents, an
+    imported matrix contract, or the orchestrator's incompatible-harness rows)
+    and their newest rows mix comparison signatures, the newest complete cohort
+    of one signature is published for all of them, as the orchestrator does;
+    --selection newest publishes each agent's own newest row instead.
+
     \b
     Example:
         benchledger export-latest benchmark_results
         benchledger export-latest snapshot --as-of 250 --include-benchmarks bfcl --json
+        benchledger export-latest per-agent --selection newest
     """
     queries = ctx.queries(as_of)
-    view = load(queries, split(include_benchmarks), split(exclude_benchmarks))
+    view = load(queries, split(include_benchmarks), split(exclude_benchmarks), selection)
     receipt = export_latest(view, queries, directory)
     if as_json:
         click.echo(json.dumps({"directory": str(directory), **asdict(receipt)}))
@@ -68,6 +78,7 @@ def export_latest_command(
     help="Where to write it",
 )
 @benchmark_filters
+@selection_option
 @as_of_option
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger
@@ -76,6 +87,7 @@ def export_viewer_data_command(
     out: Path,
     include_benchmarks: str,
     exclude_benchmarks: str,
+    selection: Selection,
     as_of: str | None,
     as_json: bool,
 ) -> None:
@@ -92,7 +104,8 @@ def export_viewer_data_command(
     """
     include, exclude = split(include_benchmarks), split(exclude_benchmarks)
     queries = ctx.queries(as_of)
-    receipt = export_viewer_data(load(queries, include, exclude), queries, out, include, exclude)
+    view = load(queries, include, exclude, selection)
+    receipt = export_viewer_data(view, queries, out, include, exclude)
     if as_json:
         click.echo(json.dumps(asdict(receipt)))
         return

@@ -13,10 +13,11 @@ import click
 from benchledger.adapters.publication import gates as checks
 from benchledger.adapters.publication import review as packages
 from benchledger.adapters.publication import review_check
-from benchledger.adapters.publication.publication import load
+from benchledger.adapters.publication.publication import Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.commands.publish import benchmark_filters, split
+from benchledger.commands.selection import selection_option
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -36,11 +37,12 @@ def evaluate(
     tolerance: float | None,
     as_of: str | None,
     as_json: bool,
+    selection: Selection = "cohort",
 ) -> None:
     """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings."""
     include, exclude = split(include_benchmarks), split(exclude_benchmarks)
-    pub = load(ctx.queries(as_of), include, exclude)
-    params = {"include": include, "exclude": exclude, "as_of": as_of}
+    pub = load(ctx.queries(as_of), include, exclude, selection)
+    params = {"include": include, "exclude": exclude, "as_of": as_of, "selection": selection}
     verdicts = [
         checks.record(
             ctx.services.ledger, pub, name, tolerance=tolerance, params=params, actor=actor(None)
@@ -67,6 +69,7 @@ def evaluate(
 @click.argument("names", nargs=-1, required=True, type=click.Choice(checks.GATES))
 @benchmark_filters
 @tolerance_option
+@selection_option
 @as_of_option
 @json_option
 @pass_ledger
@@ -76,6 +79,7 @@ def gate(
     include_benchmarks: str,
     exclude_benchmarks: str,
     tolerance: float | None,
+    selection: Selection,
     as_of: str | None,
     as_json: bool,
 ) -> None:
@@ -86,15 +90,19 @@ def gate(
     comparability: agents of a benchmark share a comparison signature and their
     scores agree within --tolerance. readiness: the matrix is complete, plus
     both of those. calibration: the perfect/wrong/half baselines score 1, 0 and
-    0.5, and real scores are not all 0, all 1 or all equal.
+    0.5, and real scores are not all 0, all 1 or all equal. A benchmark's required
+    agents are its declared (or derived) ones, else every agent with a row.
 
     \b
     Example:
         benchledger gate publishability
         benchledger gate comparability --tolerance 0.1 --include-benchmarks bfcl --json
         benchledger gate readiness calibration --as-of 240
+        benchledger gate readiness --selection newest
     """
-    evaluate(ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, as_json)
+    evaluate(
+        ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, as_json, selection
+    )
 
 
 def _alias(name: str, gate_name: str) -> click.Command:
@@ -103,11 +111,19 @@ def _alias(name: str, gate_name: str) -> click.Command:
         include_benchmarks: str,
         exclude_benchmarks: str,
         tolerance: float | None,
+        selection: Selection,
         as_of: str | None,
         as_json: bool,
     ) -> None:
         evaluate(
-            ctx, [gate_name], include_benchmarks, exclude_benchmarks, tolerance, as_of, as_json
+            ctx,
+            [gate_name],
+            include_benchmarks,
+            exclude_benchmarks,
+            tolerance,
+            as_of,
+            as_json,
+            selection,
         )
 
     help_text = (
@@ -115,7 +131,8 @@ def _alias(name: str, gate_name: str) -> click.Command:
         f"\b\nExample:\n    benchledger {name} --json"
     )
     decorated: Callable[..., Any] = pass_ledger(run)
-    for option in (json_option, as_of_option, tolerance_option, benchmark_filters):
+    options = (json_option, as_of_option, selection_option, tolerance_option, benchmark_filters)
+    for option in options:
         decorated = option(decorated)
     return click.command(name=name, help=help_text)(decorated)
 
@@ -162,6 +179,7 @@ def gates_(ctx: LedgerContext, gate_name: str | None, fmt: str | None) -> None:
 @click.option("--note", required=True, metavar="TEXT", help="What was reviewed and why it is ok")
 @benchmark_filters
 @tolerance_option
+@selection_option
 @click.option(
     "--out",
     "out_dir",
@@ -178,6 +196,7 @@ def review(
     include_benchmarks: str,
     exclude_benchmarks: str,
     tolerance: float | None,
+    selection: Selection,
     out_dir: Path,
     as_json: bool,
 ) -> None:
@@ -192,7 +211,7 @@ def review(
         benchledger review --reviewer ana --note "bfcl only" --include-benchmarks bfcl --out r/
     """
     scope = packages.Scope(split(include_benchmarks), split(exclude_benchmarks), tolerance)
-    pub = load(ctx.queries(), scope.include, scope.exclude)
+    pub = load(ctx.queries(), scope.include, scope.exclude, selection)
     receipt = packages.review(
         ctx.services.ledger,
         pub,

@@ -6,7 +6,10 @@ from datetime import date
 from functools import singledispatch
 from uuid import UUID
 
+from pydantic import Field
+
 from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.errors import RuleViolationError
 from benchledger.domain.records import FiniteFloat
 
 
@@ -27,6 +30,25 @@ class HighScoreReferenced(Event):
     as_of: date | None = None
 
 
+class RequiredAgentsDeclared(Event):
+    """Which agents a complete matrix row of this benchmark needs, as a source states it.
+
+    The newest declaration is the benchmark's rule: the publication's cohort of these
+    agents, its required matrix cells, and which incompatible-agent records still apply.
+    """
+
+    benchmark: str
+    required: tuple[str, ...]
+    # Every agent that may run it; None when the source does not say (then any may).
+    compatible: tuple[str, ...] | None = None
+    # Why an agent cannot run it, in the source's words (a matrix cell's `reason`).
+    unsupported: dict[str, str] = Field(default_factory=dict)
+    source: str
+
+
+AgentRules = tuple[tuple[str, ...], tuple[str, ...] | None, tuple[tuple[str, str], ...], str]
+
+
 class Benchmark(Aggregate):
     benchmark: str
     directory: str | None = None
@@ -34,6 +56,7 @@ class Benchmark(Aggregate):
     higher_is_better: bool = True
     description: str | None = None
     high_score: tuple[str, float, str | None, str | None, date | None] | None = None
+    agent_rules: AgentRules | None = None
 
     def registration(self) -> tuple[str | None, str | None, bool, str | None]:
         return (self.directory, self.unit, self.higher_is_better, self.description)
@@ -68,6 +91,21 @@ def _(event: BenchmarkRegistered, benchmark: Benchmark | None) -> Benchmark:
 def _(event: HighScoreReferenced, benchmark: Benchmark) -> Benchmark:
     reference = (event.label, event.value, event.unit, event.source, event.as_of)
     return benchmark.advanced(event, high_score=reference)  # type: ignore[no-any-return]
+
+
+@mutate.register
+def _(event: RequiredAgentsDeclared, benchmark: Benchmark) -> Benchmark:
+    rules = _rules(event.required, event.compatible, event.unsupported, event.source)
+    return benchmark.advanced(event, agent_rules=rules)  # type: ignore[no-any-return]
+
+
+def _rules(
+    required: tuple[str, ...],
+    compatible: tuple[str, ...] | None,
+    unsupported: dict[str, str],
+    source: str,
+) -> AgentRules:
+    return (required, compatible, tuple(sorted(unsupported.items())), source)
 
 
 def register(
@@ -116,4 +154,35 @@ def reference_high_score(
         unit=unit,
         source=source,
         as_of=as_of,
+    )
+
+
+def declare_required_agents(
+    current: Benchmark,
+    required: tuple[str, ...],
+    *,
+    compatible: tuple[str, ...] | None,
+    unsupported: dict[str, str],
+    source: str,
+) -> RequiredAgentsDeclared | None:
+    """A declaration, or None when it repeats the benchmark's current rule."""
+    if len(set(required)) != len(required) or not all(required):
+        raise RuleViolationError(
+            f"{current.benchmark}: required agents must be distinct names: {list(required)}"
+        )
+    if compatible is not None and (extra := [a for a in required if a not in compatible]):
+        raise RuleViolationError(
+            f"{current.benchmark}: required agents {extra} are not among the compatible "
+            f"ones ({', '.join(compatible) or 'none'})"
+        )
+    if current.agent_rules == _rules(required, compatible, unsupported, source):
+        return None
+    return RequiredAgentsDeclared(
+        originator_id=current.id,
+        originator_version=current.version + 1,
+        benchmark=current.benchmark,
+        required=required,
+        compatible=compatible,
+        unsupported=dict(unsupported),
+        source=source,
     )

@@ -10,6 +10,7 @@ from uuid import UUID, uuid4
 from benchledger.domain import benchmark as benchmark_model
 from benchledger.domain import run as run_model
 from benchledger.domain import run_rules, verdicts
+from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError
 from benchledger.domain.executing import Executing
 from benchledger.domain.importing import Importing
@@ -132,6 +133,48 @@ class Ledger(Importing, Executing):
                 continue
             return True
         raise ConcurrencyError(f"could not reference a high score of {benchmark}")
+
+    def declare_required_agents(
+        self,
+        benchmark: str,
+        required: Sequence[str],
+        *,
+        compatible: Sequence[str] | None = None,
+        unsupported: dict[str, str] | None = None,
+        source: str,
+    ) -> bool:
+        """Declare the agents a complete matrix row of a benchmark needs (the registry's,
+        or an imported matrix contract's); repeating the current rule appends nothing.
+
+        An importer calls it once per benchmark after the file's `import_runs` returned:
+        the rule is a fact of its own, and it registers a benchmark not registered yet.
+        """
+        for _ in range(5):
+            current = self.get_benchmark(benchmark)
+            events: list[Event] = []
+            if current is None:
+                registration = benchmark_model.register(
+                    benchmark_id_for(benchmark), None, benchmark
+                )
+                assert registration is not None
+                current = benchmark_model.mutate(registration, None)
+                events.append(registration)
+            assert current is not None
+            event = benchmark_model.declare_required_agents(
+                current,
+                tuple(required),
+                compatible=None if compatible is None else tuple(compatible),
+                unsupported=dict(unsupported or {}),
+                source=source,
+            )
+            if event is None:
+                return False
+            try:
+                self._save([*events, event])
+            except ConcurrencyError:
+                continue  # another process registered or declared it meanwhile
+            return True
+        raise ConcurrencyError(f"could not declare the required agents of {benchmark}")
 
     # -- publication ------------------------------------------------------------
 

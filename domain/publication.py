@@ -7,6 +7,7 @@ and free-text markers of demo, mock, smoke or stub runs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -138,69 +139,111 @@ def _rescale(value: float, source: str | None, target: str | None) -> float | No
     return None
 
 
-def matrix_contract(
-    benchmarks: list[str],
-    harnesses: list[str],
-    latest: dict[tuple[str, str], dict[str, Any]],
-    quarantine: dict[tuple[str, str], dict[str, Any]],
-) -> dict[str, Any]:
-    """Benchmarks x harnesses: which required cells have a publishable latest row."""
-    summary = dict.fromkeys(
-        (
-            "benchmarks",
-            "required_real_cells",
-            "succeeded_required_real_cells",
-            "missing_required_real_cells",
-            "failed_required_real_cells",
-            "unsupported_real_cells",
-            "complete_benchmarks",
-            "incomplete_benchmarks",
-            "no_required_real_harness_benchmarks",
-            # The orchestrator's subscription cohorts; the ledger has none, so always 0.
-            "invalid_subscription_cohort_benchmarks",
-        ),
-        0,
-    )
-    table: dict[str, Any] = {}
-    for benchmark in benchmarks:
-        cells: dict[str, Any] = {}
-        for harness in harnesses:
-            row = latest.get((benchmark, harness))
-            held = quarantine.get((benchmark, harness))
-            if row is not None:
-                state, source = "succeeded", row
-            elif held is not None:
-                status = str(held.get("status"))
-                reason = str(held.get("quarantine_reason"))
-                state = reason if status == "succeeded" else status
-                source = held
-            else:
-                state, source = "missing", {}
-            cells[harness] = {
-                "required": True,
-                "state": state,
-                "status": source.get("status", "missing"),
-                "score": source.get("score") if row is not None else None,
-                "run_id": source.get("run_id"),
-                "run_group_id": source.get("run_group_id"),
-            }
-            summary["required_real_cells"] += 1
-            key = {
-                "succeeded": "succeeded_required_real_cells",
-                "missing": "missing_required_real_cells",
-            }.get(state or "", "failed_required_real_cells")
-            summary[key] += 1
-        complete = bool(harnesses) and all(c["state"] == "succeeded" for c in cells.values())
-        summary["benchmarks"] += 1
-        summary["complete_benchmarks" if complete else "incomplete_benchmarks"] += 1
-        if not harnesses:
-            summary["no_required_real_harness_benchmarks"] += 1
-        table[benchmark] = {
-            "compatible_harnesses": list(harnesses),
-            "complete": complete,
-            "cohort_run_group_id": None,
-            "cohort_reason": None,
-            "cells": cells,
-        }
-    status = "complete" if summary["incomplete_benchmarks"] == 0 else "incomplete"
-    return {"status": status, "harnesses": list(harnesses), "summary": summary, "benchmarks": table}
+# Benchmarks whose token telemetry is optional: no telemetry warnings for them.
+TOKEN_TELEMETRY_OPTIONAL = frozenset(
+    {
+        "configbench",
+        "eliza_replay",
+        "framework",
+        "hermes_yc_bench",
+        "personality_bench",
+        "solana",
+        "vision_language",
+        "voiceagentbench",
+    }
+)
+# metrics key -> the largest count that is still too small to publish without a warning.
+TOO_FEW = {
+    "total_instances": 1,
+    "total_samples": 2,
+    "total_tasks": 1,
+    "total_questions": 2,
+    "scenario_count": 1,
+    "n": 2,
+}
+_ALIASES = {
+    "prompt": ("prompt_tokens", "input_tokens", "total_prompt_tokens"),
+    "completion": ("completion_tokens", "output_tokens", "total_completion_tokens"),
+    "total": ("total_tokens",),
+    "calls": ("llm_call_count", "call_count"),
+}
+
+
+def _count(tokens: dict[str, Any], name: str) -> float | None:
+    for alias in _ALIASES[name]:
+        value = tokens.get(alias)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def completed_tokens(
+    tokens: dict[str, Any], trajectory_summary: dict[str, Any]
+) -> tuple[int, int, str | None]:
+    """(LLM calls, total tokens, estimate source or None) as the orchestrator completes a
+    row's token metrics before judging them: calls default to the trajectory's turns,
+    missing prompt tokens are estimated as prompt characters / 4, and the total is at
+    least prompt plus completion. (It also estimates completion tokens from the saved
+    result file, which a read model does not open.)"""
+    source = tokens.get("token_estimate_source")
+    estimated = any(str(k).startswith("estimated_") for k in tokens)
+    turns = trajectory_summary.get("turns")
+    calls = _count(tokens, "calls")
+    if calls is None:
+        calls = turns if isinstance(turns, int | float) and not isinstance(turns, bool) else 0
+    prompt = _count(tokens, "prompt")
+    if prompt is None:
+        chars = trajectory_summary.get("prompt_chars")
+        if isinstance(chars, int | float) and not isinstance(chars, bool) and chars > 0:
+            prompt = math.ceil(chars / 4)
+        else:
+            prompt = 0
+        if prompt:
+            source, estimated = source or "prompt_chars_div_4", True
+    total = _count(tokens, "total")
+    completion = _count(tokens, "completion")
+    if completion is None:
+        completion = max(0, int(total) - int(prompt)) if total is not None else 0
+    if total is None or int(total) < int(prompt) + int(completion):
+        total = int(prompt) + int(completion)
+    named = str(source or "unknown") if source is not None or estimated else None
+    return int(calls), int(total), named
+
+
+def publication_warnings(
+    benchmark: str,
+    status: str | None,
+    tokens: dict[str, Any],
+    metrics: dict[str, Any],
+) -> list[str]:
+    """What a reader of a published (or quarantined) succeeded row should know: estimated
+    or missing token telemetry, too few samples, sample tasks, demo mode, interruption."""
+    if status != "succeeded":
+        return []
+    summary = metrics.get("trajectory_summary")
+    calls, total, source = completed_tokens(tokens, summary if isinstance(summary, dict) else {})
+    warnings = [f"estimated_token_metrics:{source}"] if source is not None else []
+    if benchmark not in TOKEN_TELEMETRY_OPTIONAL:
+        if total == 0:
+            warnings.append("telemetry_missing_total_tokens")
+        if calls == 0:
+            warnings.append(f"telemetry_missing_llm_calls:{calls!r}")
+        elif calls == 1:
+            warnings.append("single_llm_call")
+    for key, limit in TOO_FEW.items():
+        value = metrics.get(key)
+        # As the orchestrator counts: a boolean is a number here too.
+        if isinstance(value, int | float) and value <= limit:
+            warnings.append(f"insufficient_{key}:{value!r}")
+    source_name = metrics.get("dataset_source")
+    if metrics.get("sample") is True or (
+        isinstance(source_name, str) and source_name.strip().lower() == "sample"
+    ):
+        warnings.append("sample_task_set")
+    if metrics.get("use_sample_tasks") is True:
+        warnings.append("sample_task_set")
+    if metrics.get("demo_mode") is True or metrics.get("demoMode") is True:
+        warnings.append("demo_mode")
+    if metrics.get("interrupted") is True:
+        warnings.append("interrupted_run")
+    return warnings

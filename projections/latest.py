@@ -1,16 +1,26 @@
 """`latest`, `quarantine`, `baselines`: what each (benchmark, agent) may publish.
 
-Every run is a candidate row. After any event that can change a candidate's
-acceptability, its (benchmark, agent) key is re-selected in SQL: the newest
-acceptable real run becomes `latest`, the newest unacceptable one `quarantine`
-(with its reason), the newest acceptable calibration run `baselines`. A newer
-failed or quarantined attempt therefore never displaces a good latest row.
+Every run is a candidate row, and so is every record of an agent a benchmark is not
+compatible with (the orchestrator's `incompatible` rows, the runner's
+`incompatible_agent` skips). After any event that can change a candidate, its
+(benchmark, agent) key is marked pending and, before the transaction commits, every
+pending benchmark is re-selected in SQL (`latest_select`): the newest acceptable real
+run becomes `latest_per_agent`, the newest unacceptable one `quarantine` (with its
+reason), the newest acceptable calibration run `baselines`; `latest` is
+`latest_per_agent` with the newest complete cohort published for the required agents
+of a benchmark whose rows would otherwise mix comparison signatures. A newer failed or
+quarantined attempt therefore never displaces a good latest row.
+
+`required_agents` holds each benchmark's rules: declared (`RequiredAgentsDeclared`, by
+the registry or an imported matrix contract) or derived from incompatible records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from benchledger.domain.benchmark import RequiredAgentsDeclared
 from benchledger.domain.publication import agent_marker, is_synthetic, non_real_marker
 from benchledger.domain.run import (
     RunFinished,
@@ -21,6 +31,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
+from benchledger.domain.run_group import BenchmarkSkipped
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -32,6 +43,7 @@ from benchledger.projections.base import (
     topics_of,
     uid,
 )
+from benchledger.projections.latest_select import SETTLE
 
 ROW: dict[str, type] = {
     "benchmark": str,
@@ -65,60 +77,43 @@ CANDIDATE = {
     "synthetic": int,
     "config_marker": str,
     "result_marker": str,
+    # `run`, or `skip` for a record of an incompatible agent (never a run).
+    "kind": str,
+    "run_key": str,
+    # A skip whose reason no longer applies (see latest_select).
+    "stale": int,
+    "compat_reason": str,
+    "supported": str,
 }
-COLUMNS = ", ".join(ROW)
-REASON = (
-    "CASE WHEN status IN ('running') THEN 'running' "
-    "WHEN invalidated = 1 THEN 'invalidated_run' "
-    "WHEN status = 'recovered' THEN 'interrupted_run' "
-    "WHEN status != 'succeeded' THEN 'unsucceeded_run' "
-    "WHEN score IS NULL THEN 'missing_score' "
-    "WHEN config_marker IS NOT NULL THEN config_marker "
-    "WHEN result_marker IS NOT NULL THEN result_marker END"
-)
-SELECT = (
-    "SELECT benchmark, agent, provider, model, run_id, run_group_id, signature, "
-    "comparison_signature, status, score, unit, higher_is_better, started_at, ended_at, "
-    "coalesce(ended_at, started_at, recorded_at), config, metrics, tokens, artifacts, error, "
-    "source_path, run_dir, position"
-)
-# A (benchmark, agent) whose candidates changed is marked pending; at the end of the
-# transaction (`settle`) every pending key is re-selected at once. Re-selecting after
-# each event instead made an import quadratic in the runs of one key.
+RULES = {
+    "benchmark": str,
+    "required": str,
+    "compatible": str,
+    "unsupported": str,
+    "source": str,
+    "declared": int,
+    "position": int,
+}
 PENDING = (
     "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) "
     "SELECT benchmark, agent FROM [{candidates}] WHERE run_id = ?"
 )
-PENDING_KEYS = "(benchmark, agent) IN (SELECT benchmark, agent FROM [{latest_pending}])"
-
-
-def _newest(where: str) -> str:
-    """The newest candidate of each pending key among those `where` holds for."""
-    return (
-        "(SELECT *, row_number() OVER (PARTITION BY benchmark, agent "
-        "ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC) AS newest "
-        f"FROM [{{candidates}}] WHERE {PENDING_KEYS} AND {where}) WHERE newest = 1 "
-        "ORDER BY benchmark, agent"
-    )
-
-
-SETTLE = [
-    f"DELETE FROM [{{latest}}] WHERE {PENDING_KEYS}",
-    f"INSERT INTO [{{latest}}] ({COLUMNS}) {SELECT} FROM "
-    + _newest(f"synthetic = 0 AND ({REASON}) IS NULL"),
-    f"DELETE FROM [{{quarantine}}] WHERE {PENDING_KEYS}",
-    f"INSERT INTO [{{quarantine}}] ({COLUMNS}, quarantine_reason) {SELECT}, ({REASON}) FROM "
-    + _newest(f"synthetic = 0 AND coalesce(({REASON}), 'running') != 'running'"),
-    f"DELETE FROM [{{baselines}}] WHERE {PENDING_KEYS}",
-    f"INSERT INTO [{{baselines}}] ({COLUMNS}) {SELECT} FROM "
-    + _newest(f"synthetic = 1 AND ({REASON}) IS NULL"),
-    "DELETE FROM [{latest_pending}]",
-]
+PENDING_BENCHMARK = (
+    "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) "
+    "SELECT DISTINCT benchmark, agent FROM [{candidates}] WHERE benchmark = ?"
+)
 START = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
     "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
-    "run_dir, invalidated, synthetic, config_marker, position) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, ?, ?, ?)"
+    "run_dir, invalidated, synthetic, config_marker, position, kind, run_key, stale) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, ?, ?, ?, 'run', ?, 0)"
+)
+SKIP = (
+    "INSERT OR IGNORE INTO [{candidates}] (run_id, benchmark, agent, provider, model, "
+    "run_group_id, signature, status, started_at, recorded_at, config, metrics, artifacts, "
+    "error, invalidated, synthetic, position, kind, run_key, stale, compat_reason, supported) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, 'incompatible', ?, ?, ?, ?, '[]', ?, 0, 0, ?, 'skip', ?, 0, "
+    "?, ?)"
 )
 FINISH = (
     "UPDATE [{candidates}] SET status = ?, score = ?, unit = ?, higher_is_better = ?, "
@@ -126,20 +121,84 @@ FINISH = (
     "position = ? WHERE run_id = ?"
 )
 SET = "UPDATE [{candidates}] SET {column} = ?, position = ? WHERE run_id = ?"
+DECLARE = (
+    "INSERT INTO [{required_agents}] "
+    "(benchmark, required, compatible, unsupported, source, declared, position) "
+    "VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (benchmark) DO UPDATE SET "
+    "required = excluded.required, compatible = excluded.compatible, "
+    "unsupported = excluded.unsupported, source = excluded.source, declared = 1, "
+    "position = excluded.position"
+)
+# What the runner and the orchestrator importer record for an incompatible agent.
+INCOMPATIBLE_REASONS = frozenset({"incompatible", "incompatible_agent"})
 
 
 def _set(column: str) -> str:
     return SET.replace("{column}", column)
 
 
+def incompatible_record(event: BenchmarkSkipped) -> bool:
+    """Whether a skip records an agent the benchmark is not compatible with: the
+    orchestrator's `incompatible` rows (its missing-env rows of that status included)
+    and the runner's `incompatible_agent` skips."""
+    if is_synthetic(event.agent):
+        return False
+    stated = event.provenance.get("status")
+    if isinstance(stated, str) and stated:
+        return stated == "incompatible"
+    return event.reason in INCOMPATIBLE_REASONS
+
+
+def _skip_row(envelope: Envelope, event: BenchmarkSkipped) -> tuple[Any, ...]:
+    provenance = event.provenance
+    metrics = provenance.get("metrics") if isinstance(provenance.get("metrics"), dict) else None
+    source_id = provenance.get("run_id")
+    run_id = (
+        source_id
+        if isinstance(source_id, str) and source_id
+        else f"skip:{envelope.stream}:{envelope.version}"
+    )
+    if metrics is None:  # the runner's own skip: its reason is the compatibility rule
+        reason: Any = event.reason
+    else:
+        reason = metrics.get("reason") if isinstance(metrics.get("reason"), str) else None
+    supported = metrics.get("supported_harnesses") if metrics is not None else None
+    listed = isinstance(supported, list) and all(isinstance(a, str) for a in supported)
+    return (
+        run_id,
+        event.benchmark,
+        event.agent,
+        event.provider,
+        event.model,
+        str(envelope.stream),
+        event.signature,
+        iso(event.skipped_at or event.timestamp),
+        iso(event.timestamp),
+        to_json({}),
+        to_json(metrics or {}),
+        event.detail,
+        envelope.position,
+        source_id if isinstance(source_id, str) else None,
+        reason,
+        to_json(supported) if listed else None,
+    )
+
+
 class LatestProjection(Projection):
     name = "latest"
     version = versions.version(name)
     tables = (
-        Table("candidates", CANDIDATE, pk=("run_id",), indexes=(("benchmark", "agent"),)),
-        Table("latest", ROW, pk=("benchmark", "agent")),
+        Table(
+            "candidates",
+            CANDIDATE,
+            pk=("run_id",),
+            indexes=(("benchmark", "agent"), ("run_key",)),
+        ),
+        Table("latest", {**ROW, "selection": str}, pk=("benchmark", "agent")),
+        Table("latest_per_agent", ROW, pk=("benchmark", "agent")),
         Table("quarantine", {**ROW, "quarantine_reason": str}, pk=("benchmark", "agent")),
         Table("baselines", ROW, pk=("benchmark", "agent")),
+        Table("required_agents", RULES, pk=("benchmark",)),
         # Empty between transactions: the keys to re-select before one commits.
         Table(
             "latest_pending",
@@ -157,6 +216,8 @@ class LatestProjection(Projection):
         RunSuperseded,
         ScoreCorrected,
         StaleRunRecovered,
+        BenchmarkSkipped,
+        RequiredAgentsDeclared,
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
@@ -183,8 +244,28 @@ class LatestProjection(Projection):
                     int(is_synthetic(event.agent)),
                     agent_marker(event.agent) or non_real_marker(event.config),
                     pos,
+                    event.run_key,
                 ),
             )
+            return
+        if isinstance(event, BenchmarkSkipped):
+            if incompatible_record(event):
+                yield SKIP, _skip_row(envelope, event)
+                yield PENDING_BENCHMARK, (event.benchmark,)
+            return
+        if isinstance(event, RequiredAgentsDeclared):
+            yield (
+                DECLARE,
+                (
+                    event.benchmark,
+                    to_json(list(event.required)),
+                    to_json(None if event.compatible is None else list(event.compatible)),
+                    to_json(event.unsupported),
+                    event.source,
+                    pos,
+                ),
+            )
+            yield PENDING_BENCHMARK, (event.benchmark,)
             return
         if isinstance(event, RunFinished):
             marker = non_real_marker({"metrics": event.metrics, "error": event.error})

@@ -17,7 +17,18 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "trajectories": (1, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
-    "latest": (4, ("candidates", "latest", "quarantine", "baselines", "latest_pending")),
+    "latest": (
+        5,
+        (
+            "candidates",
+            "latest",
+            "latest_per_agent",
+            "quarantine",
+            "baselines",
+            "required_agents",
+            "latest_pending",
+        ),
+    ),
     "verdicts": (
         1,
         ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),

@@ -17,6 +17,7 @@ default. Every key is listed below; any other key is an error naming it.
     config = { limit = 10 }      # default config, any table
     required_env = ["OPENAI_API_KEY"]                    # optional
     agents = ["eliza", "hermes"] # compatible agents; absent or empty means any
+    required_agents = ["eliza", "hermes"]  # a complete row needs these; default: agents
     unit = "accuracy"            # optional
     higher_is_better = true      # optional; default true
     # optional; label and value required, unit, source and as_of optional
@@ -43,6 +44,11 @@ integer `sample` the extras give becomes `limit` unless they give `limit`;
 harness gets `handler = "eliza"` unless the extras give one. The effective
 config is what the command sees (`{config}`, `{config.agent}`,
 `{config.harness}`), what the run records and what its signature hashes.
+
+`required_agents` (or, without it, `agents`) is recorded in the ledger when the
+benchmark runs: the publication then requires a row of each of them in the matrix,
+publishes one comparable cohort of them in `latest`, and shows the agents `agents`
+excludes as unsupported. Each one must be among `agents` when those are listed.
 """
 
 from __future__ import annotations
@@ -111,6 +117,7 @@ class BenchmarkSpec(_Strict):
     config: dict[str, Any] = {}
     required_env: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
+    required_agents: tuple[str, ...] = ()
     unit: str | None = None
     higher_is_better: bool = True
     high_score: HighScore | None = None
@@ -122,7 +129,7 @@ class BenchmarkSpec(_Strict):
             return {**data, "directory": data["id"]}
         return data
 
-    @field_validator("command", "required_env", "agents", mode="before")
+    @field_validator("command", "required_env", "agents", "required_agents", mode="before")
     @classmethod
     def _array_as_tuple(cls, value: object, info: ValidationInfo) -> object:
         if info.field_name == "command" and isinstance(value, str):
@@ -138,9 +145,25 @@ class BenchmarkSpec(_Strict):
         folder = Path((info.context or {}).get("folder", "."))
         return (folder / value).resolve() if isinstance(value, str | Path) else value
 
+    @field_validator("required_agents")
+    @classmethod
+    def _required_are_compatible(
+        cls, value: tuple[str, ...], info: ValidationInfo
+    ) -> tuple[str, ...]:
+        agents = info.data.get("agents") or ()
+        if stray := [a for a in value if agents and a not in agents]:
+            raise ValueError(f"{', '.join(stray)} not among agents ({', '.join(agents)})")
+        if len(set(value)) != len(value):
+            raise ValueError("lists an agent twice")
+        return value
+
     def accepts(self, agent: str) -> bool:
         """Whether this agent may run the benchmark; no agents listed means any."""
         return not self.agents or agent in self.agents
+
+    def required(self) -> tuple[str, ...]:
+        """The agents a complete matrix row needs: `required_agents`, else `agents`."""
+        return self.required_agents or self.agents
 
 
 class Profile(_Strict):

@@ -335,7 +335,8 @@ def _relative(path: Path, base: Path) -> str:
 
 
 def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path) -> int:
-    """Record the registry's benchmarks (and high scores) in the ledger; idempotent."""
+    """Record the registry's benchmarks (their required agents, high scores) in the
+    ledger; idempotent."""
     changed = 0
     for spec in specs:
         changed += ledger.register_benchmark(
@@ -345,6 +346,10 @@ def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path)
             higher_is_better=spec.higher_is_better,
             description=spec.description,
         )
+        if spec.required():
+            changed += ledger.declare_required_agents(
+                spec.id, spec.required(), compatible=spec.agents or None, source="registry"
+            )
         if spec.high_score is not None:
             hs = spec.high_score
             changed += ledger.reference_high_score(

@@ -1,7 +1,8 @@
 """Export the publication as the orchestrator's `latest/` snapshot: one file per row.
 
 `DIR/latest/<b>__<a>.json`, `DIR/quarantine/<b>__<a>.json`, `DIR/baselines/<b>__<a>.json`
-and `DIR/latest/index.json`, in the shapes of ORCHESTRATOR.md §4 and §11(b, c).
+and `DIR/latest/index.json`, in the shapes of ORCHESTRATOR.md §4 and §11(b, c); latest
+and quarantine rows that succeeded carry the orchestrator's `publication_warnings`.
 Everything is derived from one ledger position, so re-exporting without new
 events is byte-identical; every file is written atomically, and an unchanged
 file is not rewritten. DIR belongs to the export: any other `<b>__<a>.json` in
@@ -25,6 +26,7 @@ from benchledger.adapters.publication.export_files import (
 )
 from benchledger.adapters.publication.publication import Publication
 from benchledger.adapters.publication.queries import Queries
+from benchledger.domain.publication import publication_warnings
 
 MANAGED = ("latest", "quarantine", "baselines")
 ROW_FILE = re.compile(r"^[a-z0-9._-]+__[a-z0-9._-]+\.json$")
@@ -128,6 +130,12 @@ class LatestExport:
             payload["extra_config"] = row.get("config") or {}
         if table == "baselines":
             payload["synthetic"] = True
+        else:
+            warnings = publication_warnings(
+                row["benchmark"], row.get("status"), payload["token_metrics"], metrics
+            )
+            if warnings:
+                payload["publication_warnings"] = warnings
         return dict(self.paths.clean(payload))
 
     def index_entry(self, path: str, row: dict[str, Any]) -> dict[str, Any]:

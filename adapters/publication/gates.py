@@ -49,7 +49,8 @@ def _marker_path(payload: Any, path: str = "") -> str:
 
 
 def publishability(pub: Publication) -> list[Finding]:
-    """Every latest row must be a succeeded, scored, real result; every key must have one."""
+    """Every latest row must be a succeeded, scored, real result; every key must have one
+    (except an agent the benchmark is not compatible with)."""
     out: list[Finding] = []
     keys = sorted(set(pub.latest) | set(pub.quarantine))
     for key in keys:
@@ -57,6 +58,8 @@ def publishability(pub: Publication) -> list[Finding]:
         row = pub.latest.get(key)
         if row is None:
             held = pub.quarantine[key]
+            if held.get("quarantine_reason") == "incompatible_harness" or pub.unsupported(*key):
+                continue  # the agent cannot run the benchmark: no row is expected
             out.append(
                 finding(
                     scope,
@@ -93,17 +96,18 @@ def _real_benchmarks(pub: Publication) -> list[str]:
 
 
 def comparability(pub: Publication, tolerance: float | None = None) -> list[Finding]:
-    """Rows of one benchmark must share a comparison signature and agree within tolerance."""
+    """The required rows of a benchmark must all be there, share a comparison signature
+    (and, from a subscription provider, one run group) and agree within tolerance."""
     tol = DEFAULT_TOLERANCE["comparability"] if tolerance is None else tolerance
     benchmarks = _real_benchmarks(pub)
     if not benchmarks:
         return [finding("benchmarks", "no_selected_benchmarks", "0 benchmarks in scope")]
     out: list[Finding] = []
+    matrix = pub.matrix()["benchmarks"]
     for benchmark in benchmarks:
-        rows = {
-            a: pub.latest[(benchmark, a)] for a in pub.harnesses if (benchmark, a) in pub.latest
-        }
-        missing = [a for a in pub.harnesses if a not in rows]
+        required = pub.required_agents(benchmark)
+        rows = {a: pub.latest[(benchmark, a)] for a in required if (benchmark, a) in pub.latest}
+        missing = [a for a in required if a not in rows]
         if missing:
             out.append(
                 finding(
@@ -119,6 +123,10 @@ def comparability(pub: Publication, tolerance: float | None = None) -> list[Find
                 f"{a}={str(r.get('comparison_signature'))[:10]}" for a, r in rows.items()
             )
             out.append(finding(benchmark, "mixed_comparison_signatures", signatures))
+        cohort_reason = matrix.get(benchmark, {}).get("cohort_reason")
+        if cohort_reason is not None:
+            groups = ",".join(f"{a}={r.get('run_group_id')}" for a, r in rows.items())
+            out.append(finding(benchmark, cohort_reason, groups))
         for signature, scores in sorted(cohorts.items()):
             if len(scores) < 2:
                 continue
@@ -145,7 +153,7 @@ def readiness(pub: Publication, tolerance: float | None = None) -> list[Finding]
     out: list[Finding] = []
     for benchmark, entry in pub.matrix()["benchmarks"].items():
         for harness, cell in entry["cells"].items():
-            if cell["state"] != "succeeded":
+            if cell["required"] and cell["state"] != "succeeded":
                 out.append(
                     finding(
                         f"{benchmark}::{harness}",

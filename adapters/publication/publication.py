@@ -1,16 +1,25 @@
 """What the publication commands read: one consistent view of latest, quarantine,
-baselines and benchmarks at one ledger position (live, or replayed with --as-of)."""
+baselines, benchmarks and their required agents at one ledger position (live, or
+replayed with --as-of)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
-from benchledger.domain.publication import high_score_delta, matrix_contract
+from benchledger.domain.matrix import AgentRules, matrix_contract
+from benchledger.domain.publication import high_score_delta
 
 Key = tuple[str, str]
+# `cohort`: the newest complete cohort of each benchmark's required agents where their
+# newest rows would mix comparison signatures (the default, as the orchestrator
+# publishes); `newest`: every (benchmark, agent)'s own newest acceptable row.
+Selection = Literal["cohort", "newest"]
+SELECTIONS: tuple[Selection, ...] = ("cohort", "newest")
+TABLE_OF: dict[Selection, str] = {"cohort": "latest", "newest": "latest_per_agent"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,9 @@ class Publication:
     # rows, each is part of the matrix, as the orchestrator's matrix covers every
     # benchmark it knows.
     registered: frozenset[str] = frozenset()
+    # The benchmarks whose required agents are known (declared or derived).
+    rules: dict[str, AgentRules] = field(default_factory=dict)
+    selection: Selection = "cohort"
 
     @property
     def benchmark_ids(self) -> list[str]:
@@ -34,12 +46,26 @@ class Publication:
 
     @property
     def harnesses(self) -> list[str]:
-        """The real agents with a row anywhere in the scope."""
-        return sorted({a for _, a in set(self.latest) | set(self.quarantine)})
+        """The real agents with a row anywhere in the scope, and every required agent."""
+        required = {a for rule in self.rules.values() for a in rule.required}
+        return sorted({a for _, a in set(self.latest) | set(self.quarantine)} | required)
+
+    def required_agents(self, benchmark: str) -> list[str]:
+        """The agents a complete row of this benchmark needs: its rules', else every one."""
+        rule = self.rules.get(benchmark)
+        return list(rule.required) if rule is not None else self.harnesses
+
+    def unsupported(self, benchmark: str, agent: str) -> bool:
+        rule = self.rules.get(benchmark)
+        return rule is not None and not rule.supports(agent)
 
     def matrix(self, harnesses: Sequence[str] | None = None) -> dict[str, Any]:
         return matrix_contract(
-            self.benchmark_ids, list(harnesses or self.harnesses), self.latest, self.quarantine
+            self.benchmark_ids,
+            list(harnesses or self.harnesses),
+            self.latest,
+            self.quarantine,
+            self.rules,
         )
 
     def with_high_score(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -60,17 +86,39 @@ class Publication:
         }
 
 
+def rules(queries: Queries) -> dict[str, AgentRules]:
+    """Each benchmark's required agents, as the `required_agents` read model holds them."""
+    out: dict[str, AgentRules] = {}
+    cursor = queries.conn.execute(
+        "SELECT benchmark, required, compatible, unsupported, source FROM required_agents "
+        "ORDER BY benchmark"
+    )
+    for benchmark, required, compatible, unsupported, source in cursor:
+        listed = json.loads(compatible) if compatible is not None else None
+        out[benchmark] = AgentRules(
+            required=tuple(json.loads(required)),
+            compatible=tuple(listed) if listed is not None else None,
+            unsupported=json.loads(unsupported or "{}"),
+            source=source or "",
+        )
+    return out
+
+
 def load(
     queries: Queries,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    selection: Selection = "cohort",
 ) -> Publication:
-    def keep(row: dict[str, Any]) -> bool:
-        name = row["benchmark"]
+    def keep(name: str) -> bool:
         return (not include or name in include) and name not in exclude
 
     def keyed(table: str) -> dict[Key, dict[str, Any]]:
-        return {(r["benchmark"], r["agent"]): r for r in queries.publication(table) if keep(r)}
+        return {
+            (r["benchmark"], r["agent"]): r
+            for r in queries.publication(table)
+            if keep(r["benchmark"])
+        }
 
     position, head = queries.head()
     benchmarks = queries.benchmarks()
@@ -80,10 +128,12 @@ def load(
     return Publication(
         position=position,
         head_sha256=head,
-        latest=keyed("latest"),
+        latest=keyed(TABLE_OF[selection]),
         quarantine=keyed("quarantine"),
         baselines=keyed("baselines"),
         benchmarks={b["benchmark"]: b for b in benchmarks},
         generated_at=times[0] if times else None,
-        registered=frozenset(b["benchmark"] for b in benchmarks if keep(b)),
+        registered=frozenset(b["benchmark"] for b in benchmarks if keep(b["benchmark"])),
+        rules={b: r for b, r in rules(queries).items() if keep(b)},
+        selection=selection,
     )

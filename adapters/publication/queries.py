@@ -187,8 +187,9 @@ class Queries:
         return (int(row[0]), str(row[1])) if row else (0, "0" * 64)
 
     def publication(self, table: str) -> list[dict[str, Any]]:
-        """Rows of `latest`, `quarantine` or `baselines`, by benchmark then agent."""
-        assert table in ("latest", "quarantine", "baselines")
+        """Rows of `latest`, `latest_per_agent`, `quarantine` or `baselines`, by benchmark
+        then agent."""
+        assert table in ("latest", "latest_per_agent", "quarantine", "baselines")
         rows = _rows(self.conn.execute(f"SELECT * FROM [{table}] ORDER BY benchmark, agent"))
         for row in rows:
             decode_run(row)

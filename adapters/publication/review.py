@@ -255,7 +255,13 @@ def review(
     out_dir: Path,
 ) -> ReviewReceipt:
     """Evaluate and record the gates, write the package, then record the review."""
-    params = {"include": scope.include, "exclude": scope.exclude, "as_of": None, "review": True}
+    params = {
+        "include": scope.include,
+        "exclude": scope.exclude,
+        "as_of": None,
+        "review": True,
+        "selection": pub.selection,
+    }
     names = ["readiness", "publishability", "comparability"]
     names += ["calibration"] if pub.baselines else []
     verdicts = {

@@ -11,11 +11,18 @@ from benchledger.adapters.publication.review import GENESIS, Scope
 from benchledger.domain.errors import NotFoundError, TamperError
 from benchledger.domain.signatures import sha256_hex
 
-# What can change a reviewed number: a run's own events, or its benchmark's registration
-# and high-score reference. Skips, refusals, verdicts and reviews change no row.
+# What can change a reviewed number: a run's own events, its benchmark's registration,
+# high-score reference and required agents, or a record of an incompatible agent (a
+# quarantine row). Other skips, refusals, verdicts and reviews change no row.
+INCOMPATIBLE = (
+    "(e.type = 'BenchmarkSkipped' AND (json_extract(e.data, '$.provenance.status') = "
+    "'incompatible' OR (json_extract(e.data, '$.provenance.status') IS NULL AND "
+    "json_extract(e.data, '$.reason') IN ('incompatible', 'incompatible_agent'))))"
+)
 CHANGES = (
     "SELECT e.position, e.type, coalesce(r.benchmark, "
-    "CASE WHEN e.type IN ('BenchmarkRegistered', 'HighScoreReferenced') "
+    "CASE WHEN e.type IN ('BenchmarkRegistered', 'HighScoreReferenced', "
+    f"'RequiredAgentsDeclared') OR {INCOMPATIBLE} "
     "THEN json_extract(e.data, '$.benchmark') END) AS benchmark, r.run_id "
     "FROM events AS e LEFT JOIN runs AS r ON r.run_id = e.stream "
     "WHERE e.position > ? ORDER BY e.position"

@@ -184,8 +184,10 @@ class TestLatestSettlesOncePerTransaction:
             finally:
                 services.store.conn.set_trace_callback(None)
         assert not [s for s in statements[settled:] if s.startswith(("INSERT", "DELETE"))]
-        selects = [s for s in statements if s.startswith("INSERT INTO [latest] (")]
+        selects = [s for s in statements if s.startswith("INSERT INTO [latest_per_agent] (")]
         assert len(selects) == 1
+        # `latest`: the per-agent rows outside any cohort, then the cohorts' rows.
+        assert len([s for s in statements if s.startswith("INSERT INTO [latest] (")]) == 2
         with sqlite3.connect(db) as conn:
             newest = conn.execute("SELECT max(started_at) FROM candidates").fetchone()[0]
             picked = conn.execute("SELECT started_at FROM latest").fetchall()

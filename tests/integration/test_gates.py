@@ -260,6 +260,7 @@ class TestVerdictsAreEvents:
             "include": [],
             "exclude": [],
             "as_of": None,
+            "selection": "cohort",
             "tolerance": 0.1,
         }
         assert recorded["findings"] == out[1]["findings"]

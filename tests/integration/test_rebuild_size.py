@@ -67,6 +67,9 @@ class TestRebuildSize:
             assert conn.execute("PRAGMA auto_vacuum").fetchone() == (0,)
         invoke("rebuild")
         first, _ = pages(db)
-        for _ in range(2):
+        for _ in range(4):
             invoke("rebuild")
-            assert pages(db)[0] <= first
+            # Reusing the freed pages keeps the file within a few pages (the schema
+            # table's own b-tree splits differently from one rebuild to the next);
+            # not reusing them would add every read-model page again (hundreds).
+            assert pages(db)[0] <= first + 4

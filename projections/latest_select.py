@@ -1,0 +1,219 @@
+"""The statements that re-select the publication of every pending benchmark.
+
+Run once at the end of a transaction (`LatestProjection.settle`), in this order:
+
+1. Every key of a benchmark with a pending key becomes pending: a cohort spans agents.
+2. Benchmarks without declared rules get rules derived from the newest record of the
+   ElizaOS orchestrator's incompatible harnesses that states `supported_harnesses`
+   (plus every agent that ran after it): those are the compatible agents, and the
+   canonical harnesses (eliza, hermes, openclaw) among them the required ones.
+3. An incompatible-agent record is stale when its source later stated the same row as
+   a run, or when the current rules allow that agent again (and its reason was the
+   compatibility rule): stale records are ignored, as the orchestrator ignores them.
+4. `latest_per_agent`, `quarantine`, `baselines`: the newest acceptable, quarantined
+   and calibration candidate of each key.
+5. `latest`: `latest_per_agent`, except where a benchmark with two or more required
+   agents would publish rows of mixed comparison signatures (or, for a subscription
+   provider, rows of several run groups): then every required cell gets the newest
+   complete cohort, i.e. the acceptable rows of one comparison signature (and run
+   group) that cover every required agent, each the newest of its agent there; the
+   newest cohort has the greatest (earliest, latest) pair of its rows' end times, then
+   the newest run. Older rows are published that way, whatever their scores. With no
+   complete cohort the per-agent newest rows stay.
+
+The table placeholders (`{candidates}` ...) are filled by the writer with `str.format`,
+so the SQL holds no other braces.
+"""
+
+from __future__ import annotations
+
+from benchledger.domain.matrix import CANONICAL_HARNESSES
+
+ROW_COLUMNS = (
+    "benchmark, agent, provider, model, run_id, run_group_id, signature, "
+    "comparison_signature, status, score, unit, higher_is_better, started_at, ended_at, "
+    "updated_at, config, metrics, tokens, artifacts, error, source_path, run_dir, position"
+)
+FROM_CANDIDATE = (
+    "SELECT benchmark, agent, provider, model, run_id, run_group_id, signature, "
+    "comparison_signature, status, score, unit, higher_is_better, started_at, ended_at, "
+    "coalesce(ended_at, started_at, recorded_at), config, metrics, tokens, artifacts, error, "
+    "source_path, run_dir, position"
+)
+REASON = (
+    "CASE WHEN status IN ('running') THEN 'running' "
+    "WHEN status = 'incompatible' THEN 'incompatible_harness' "
+    "WHEN invalidated = 1 THEN 'invalidated_run' "
+    "WHEN status = 'recovered' THEN 'interrupted_run' "
+    "WHEN status != 'succeeded' THEN 'unsucceeded_run' "
+    "WHEN score IS NULL THEN 'missing_score' "
+    "WHEN config_marker IS NOT NULL THEN config_marker "
+    "WHEN result_marker IS NOT NULL THEN result_marker END"
+)
+
+
+def acceptable(alias: str = "") -> str:
+    """A candidate that may be published: real, not stale, and without a reason not to."""
+    reason = REASON
+    for column in ("status", "invalidated", "score", "config_marker", "result_marker"):
+        reason = reason.replace(f"{column} ", f"{alias}{column} ")
+    return f"{alias}synthetic = 0 AND {alias}stale = 0 AND ({reason}) IS NULL"
+
+
+PENDING = "SELECT benchmark FROM [{latest_pending}]"
+PENDING_KEYS = "(benchmark, agent) IN (SELECT benchmark, agent FROM [{latest_pending}])"
+# The reasons an incompatible-agent record gives that a change of the rules undoes.
+COMPATIBILITY_REASONS = (
+    "'harness_not_in_compatibility', 'latest_row_violates_current_compatibility', "
+    "'incompatible_agent'"
+)
+# Listed in name order, which is also the canonical order (eliza, hermes, openclaw).
+CANONICAL = ", ".join(f"'{h}'" for h in sorted(CANONICAL_HARNESSES))
+
+
+def _start(alias: str = "") -> str:
+    """When a candidate started: the order of "newest", as the orchestrator's."""
+    return f"coalesce({alias}started_at, {alias}recorded_at)"
+
+
+def _newest(where: str) -> str:
+    """The newest candidate of each pending key among those `where` holds for."""
+    return (
+        "(SELECT *, row_number() OVER (PARTITION BY benchmark, agent "
+        f"ORDER BY {_start()} DESC, run_id DESC) AS newest "
+        f"FROM [{{candidates}}] WHERE {PENDING_KEYS} AND {where}) WHERE newest = 1 "
+        "ORDER BY benchmark, agent"
+    )
+
+
+WIDEN = (
+    "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) "
+    f"SELECT DISTINCT benchmark, agent FROM [{{candidates}}] WHERE benchmark IN ({PENDING})"
+)
+SUPERSEDED = (
+    "EXISTS (SELECT 1 FROM [{candidates}] AS r WHERE r.kind = 'run' "
+    "AND r.benchmark = {table}.benchmark AND r.run_key = {table}.run_key)"
+)
+DERIVE = [
+    f"DELETE FROM [{{required_agents}}] WHERE declared = 0 AND benchmark IN ({PENDING})",
+    "INSERT INTO [{required_agents}] "
+    "(benchmark, required, compatible, unsupported, source, declared, position) "
+    "SELECT benchmark, (SELECT json_group_array(value) FROM (SELECT value FROM "
+    f"json_each(compatible) WHERE value IN ({CANONICAL}) ORDER BY value)), compatible, "
+    "json_object(), 'derived from ' || run_id, 0, position FROM ("
+    "SELECT x.benchmark, x.run_id, x.position, (SELECT json_group_array(agent) FROM ("
+    "SELECT value AS agent FROM json_each(x.supported) UNION "
+    "SELECT y.agent FROM [{candidates}] AS y WHERE y.benchmark = x.benchmark "
+    f"AND y.kind = 'run' AND y.synthetic = 0 AND {_start('y.')} > {_start('x.')} "
+    "ORDER BY 1)) AS compatible FROM ("
+    "SELECT *, row_number() OVER (PARTITION BY benchmark "
+    f"ORDER BY {_start()} DESC, run_id DESC) AS newest FROM [{{candidates}}] AS c "
+    f"WHERE supported IS NOT NULL AND benchmark IN ({PENDING}) "
+    f"AND NOT {SUPERSEDED.replace('{table}', 'c')} "
+    "AND benchmark NOT IN (SELECT benchmark FROM [{required_agents}] WHERE declared = 1)"
+    ") AS x WHERE newest = 1)",
+]
+ALLOWED_AGAIN = (
+    "EXISTS (SELECT 1 FROM [{required_agents}] AS a WHERE a.benchmark = [{candidates}].benchmark "
+    "AND (a.compatible IS NULL "
+    "OR [{candidates}].agent IN (SELECT value FROM json_each(a.compatible)) "
+    "OR [{candidates}].agent IN (SELECT value FROM json_each(a.required))))"
+)
+STALE = (
+    f"UPDATE [{{candidates}}] SET stale = ({SUPERSEDED.replace('{table}', '[{candidates}]')} "
+    f"OR (compat_reason IN ({COMPATIBILITY_REASONS}) AND {ALLOWED_AGAIN})) "
+    f"WHERE kind = 'skip' AND benchmark IN ({PENDING})"
+)
+# The cohort each benchmark of mixed latest rows publishes instead: (benchmark, agent,
+# run_id) of its required agents.
+COHORT = f"""WITH
+rule AS (
+  SELECT a.benchmark, j.value AS agent, json_array_length(a.required) AS size
+  FROM [{{required_agents}}] AS a, json_each(a.required) AS j
+  WHERE a.benchmark IN ({PENDING}) AND json_array_length(a.required) >= 2
+),
+present AS (
+  SELECT l.benchmark, max(r.size) AS size, count(*) AS agents,
+    count(DISTINCT coalesce(l.comparison_signature, '')) AS signatures,
+    min(lower(trim(coalesce(l.provider, ''))) = 'claude-subscription') AS subscription,
+    count(DISTINCT coalesce(trim(l.run_group_id), '')) AS groups,
+    max(coalesce(trim(l.run_group_id), '') = '') AS ungrouped
+  FROM [{{latest_per_agent}}] AS l JOIN rule AS r ON r.benchmark = l.benchmark AND r.agent = l.agent
+  GROUP BY l.benchmark
+),
+mixed AS (
+  SELECT benchmark, size FROM present WHERE agents = size
+    AND (signatures > 1 OR (subscription = 1 AND (groups > 1 OR ungrouped = 1)))
+),
+pool AS (
+  SELECT c.run_id, c.benchmark, c.agent, c.comparison_signature AS signature,
+    coalesce(trim(c.run_group_id), '') AS grp,
+    lower(trim(coalesce(c.provider, ''))) = 'claude-subscription' AS subscription,
+    coalesce(c.ended_at, c.started_at, c.recorded_at) AS moment,
+    {_start("c.")} || ' ' || c.run_id AS recency,
+    row_number() OVER (PARTITION BY c.benchmark, c.comparison_signature, c.agent
+      ORDER BY {_start("c.")} DESC, c.run_id DESC) AS nth,
+    row_number() OVER (
+      PARTITION BY c.benchmark, c.comparison_signature, coalesce(trim(c.run_group_id), ''),
+        c.agent
+      ORDER BY {_start("c.")} DESC, c.run_id DESC) AS nth_in_group
+  FROM [{{candidates}}] AS c JOIN rule AS r ON r.benchmark = c.benchmark AND r.agent = c.agent
+  WHERE c.benchmark IN (SELECT benchmark FROM mixed) AND coalesce(c.comparison_signature, '') != ''
+    AND {acceptable("c.")}
+),
+covering AS (
+  SELECT p.benchmark, p.signature, min(p.subscription) AS subscription
+  FROM pool AS p JOIN mixed AS m ON m.benchmark = p.benchmark WHERE p.nth = 1
+  GROUP BY p.benchmark, p.signature HAVING count(*) = max(m.size)
+),
+members AS (
+  SELECT p.benchmark, p.signature, '' AS grp, p.agent, p.run_id, p.moment, p.recency
+  FROM pool AS p JOIN covering AS s ON s.benchmark = p.benchmark AND s.signature = p.signature
+  WHERE s.subscription = 0 AND p.nth = 1
+  UNION ALL
+  SELECT p.benchmark, p.signature, p.grp, p.agent, p.run_id, p.moment, p.recency
+  FROM pool AS p JOIN covering AS s ON s.benchmark = p.benchmark AND s.signature = p.signature
+  WHERE s.subscription = 1 AND p.nth_in_group = 1 AND p.grp != ''
+),
+cohorts AS (
+  SELECT e.benchmark, e.signature, e.grp, min(e.moment) AS earliest, max(e.moment) AS latest,
+    max(e.recency) AS newest
+  FROM members AS e JOIN mixed AS m ON m.benchmark = e.benchmark
+  GROUP BY e.benchmark, e.signature, e.grp HAVING count(*) = max(m.size)
+),
+best AS (
+  SELECT benchmark, signature, grp FROM (
+    SELECT *, row_number() OVER (PARTITION BY benchmark
+      ORDER BY earliest DESC, latest DESC, newest DESC, signature, grp) AS pick
+    FROM cohorts) WHERE pick = 1
+),
+chosen AS (
+  SELECT e.benchmark, e.agent, e.run_id FROM members AS e JOIN best AS b
+    ON b.benchmark = e.benchmark AND b.signature = e.signature AND b.grp = e.grp
+)
+"""
+
+SETTLE = [
+    WIDEN,
+    *DERIVE,
+    STALE,
+    f"DELETE FROM [{{latest_per_agent}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{latest_per_agent}}] ({ROW_COLUMNS}) {FROM_CANDIDATE} FROM "
+    + _newest(acceptable()),
+    f"DELETE FROM [{{quarantine}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{quarantine}}] ({ROW_COLUMNS}, quarantine_reason) "
+    f"{FROM_CANDIDATE}, ({REASON}) FROM "
+    + _newest(f"synthetic = 0 AND stale = 0 AND coalesce(({REASON}), 'running') != 'running'"),
+    f"DELETE FROM [{{baselines}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{baselines}}] ({ROW_COLUMNS}) {FROM_CANDIDATE} FROM "
+    + _newest(f"synthetic = 1 AND ({REASON}) IS NULL"),
+    f"DELETE FROM [{{latest}}] WHERE {PENDING_KEYS}",
+    f"INSERT INTO [{{latest}}] ({ROW_COLUMNS}, selection) {COHORT}"
+    f"SELECT {ROW_COLUMNS}, 'newest' FROM [{{latest_per_agent}}] WHERE {PENDING_KEYS} "
+    "AND (benchmark, agent) NOT IN (SELECT benchmark, agent FROM chosen) "
+    "ORDER BY benchmark, agent",
+    f"INSERT INTO [{{latest}}] ({ROW_COLUMNS}, selection) {COHORT}"
+    f"{FROM_CANDIDATE}, 'cohort' FROM [{{candidates}}] "
+    "WHERE run_id IN (SELECT run_id FROM chosen) ORDER BY benchmark, agent",
+    "DELETE FROM [{latest_pending}]",
+]
