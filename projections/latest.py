@@ -23,6 +23,7 @@ from typing import Any
 from benchledger.domain.benchmark import RequiredAgentsDeclared
 from benchledger.domain.publication import agent_marker, is_synthetic, non_real_marker
 from benchledger.domain.run import (
+    RunFactsAdded,
     RunFinished,
     RunInvalidated,
     RunReinstated,
@@ -44,6 +45,7 @@ from benchledger.projections.base import (
     uid,
 )
 from benchledger.projections.latest_select import SETTLE
+from benchledger.projections.runs import fact_columns
 
 ROW: dict[str, type] = {
     "benchmark": str,
@@ -133,6 +135,9 @@ DECLARE = (
 INCOMPATIBLE_REASONS = frozenset({"incompatible", "incompatible_agent"})
 
 
+CANDIDATE_COLUMNS = frozenset(CANDIDATE)
+
+
 def _set(column: str) -> str:
     return SET.replace("{column}", column)
 
@@ -211,6 +216,7 @@ class LatestProjection(Projection):
     topics = topics_of(
         RunStarted,
         RunFinished,
+        RunFactsAdded,
         RunInvalidated,
         RunReinstated,
         RunSuperseded,
@@ -293,6 +299,20 @@ class LatestProjection(Projection):
             yield _set("score"), (event.new_score, pos, run_id)
         elif isinstance(event, StaleRunRecovered):
             yield _set("status"), ("recovered", pos, run_id)
+        elif isinstance(event, RunFactsAdded):
+            sets, params = fact_columns(event, CANDIDATE_COLUMNS)
+            added = event.facts
+            marker = non_real_marker(added["config"]) if "config" in added else None
+            if marker is not None:
+                sets.append("config_marker = coalesce(config_marker, ?)")
+                params.append(marker)
+            found = non_real_marker({k: added[k] for k in ("metrics", "error") if k in added})
+            if found is not None:
+                sets.append("result_marker = coalesce(result_marker, ?)")
+                params.append(found)
+            sets.append("position = ?")
+            params += [pos, run_id]
+            yield f"UPDATE [{{candidates}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)
         else:
             return
         yield PENDING, (run_id,)

@@ -128,15 +128,20 @@ CORRECT = (
 SCALAR_FACTS = ("score", "unit", "duration_seconds", "error")
 TIME_FACTS = ("started_at", "ended_at")
 OBJECT_FACTS = ("config", "metrics", "tokens", "provenance")
+# The columns of each read model that facts fill in (`fact_columns`).
+RUN_COLUMNS = frozenset(COLUMNS)
 
 
-def facts_added(event: RunFactsAdded, at: str | None, pos: int, run_id: str) -> Change:
-    """The columns a later source's facts fill in (they never replace a stated one)."""
+def fact_columns(
+    event: RunFactsAdded, columns: frozenset[str] = RUN_COLUMNS
+) -> tuple[list[str], list[object]]:
+    """SET clauses (and their parameters) for the columns a later source's facts fill in:
+    they never replace a stated one. Shared by `runs` and `latest`'s candidates."""
     sets: list[str] = []
     params: list[object] = []
     facts = event.facts
     for name in SCALAR_FACTS:
-        if name in facts:
+        if name in facts and name in columns:
             sets.append(f"{name} = ?")
             params.append(facts[name])
     if "higher_is_better" in facts:
@@ -147,19 +152,24 @@ def facts_added(event: RunFactsAdded, at: str | None, pos: int, run_id: str) -> 
             sets.append(f"{name} = ?")
             params.append(iso(datetime.fromisoformat(facts[name])))
     for name in OBJECT_FACTS:
-        if isinstance(facts.get(name), dict):
+        if isinstance(facts.get(name), dict) and name in columns:
             sets.append(f"{name} = json_patch(coalesce({name}, json_object()), ?)")
             params.append(to_json(facts[name]))
-    attempt = stated_attempt(facts.get("provenance") or {})
-    if attempt is not None:
-        sets.append("attempt = coalesce(attempt, ?)")
-        params.append(attempt)
     if event.signature is not None:
         sets.append("signature = ?")
         params.append(event.signature)
     if event.comparison_signature is not None:
         sets.append("comparison_signature = ?")
         params.append(event.comparison_signature)
+    return sets, params
+
+
+def facts_added(event: RunFactsAdded, at: str | None, pos: int, run_id: str) -> Change:
+    sets, params = fact_columns(event)
+    attempt = stated_attempt(event.facts.get("provenance") or {})
+    if attempt is not None:
+        sets.append("attempt = coalesce(attempt, ?)")
+        params.append(attempt)
     sets += ["updated_at = ?", "last_position = ?"]
     params += [at, pos, run_id]
     return f"UPDATE [{{runs}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)

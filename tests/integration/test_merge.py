@@ -157,3 +157,22 @@ class TestARecoveredRun:
         before = stored(db)
         invoke("import", str(write(tmp_path / "viewer_data.json", viewer([row]))))
         assert stored(db) == before
+
+
+class TestTheLatestRowsOfAMergedRun:
+    def test_carry_the_facts_a_later_file_added(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        row = db_row()
+        e1 = latest_row(row, vintage="e1")  # no signature, no config
+        invoke("import", str(write(tmp_path / "latest" / "bfcl__eliza.json", e1)))
+        invoke("import", str(make_db(tmp_path / "db" / "orchestrator.sqlite", [row])))
+        with sqlite3.connect(db) as conn:
+            conn.row_factory = sqlite3.Row
+            [latest] = [dict(r) for r in conn.execute("SELECT * FROM latest")]
+            [run] = [dict(r) for r in conn.execute("SELECT * FROM runs")]
+        assert latest["started_at"] == row["started_at"]
+        assert json.loads(latest["config"]) == json.loads(row["extra_config_json"])
+        # The signatures follow the config the database brought.
+        assert latest["signature"] == run["signature"] == row["signature"]
+        assert latest["comparison_signature"] == run["comparison_signature"]
