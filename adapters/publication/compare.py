@@ -124,25 +124,37 @@ def compare(queries: Queries, a: Side, b: Side, benchmarks: list[str]) -> list[d
         run_a = chosen_run(queries, benchmark, a)
         run_b = chosen_run(queries, benchmark, b)
         higher = _direction(queries, benchmark, run_a, run_b)
-        a_score = run_a["score"] if run_a else None
-        b_score = run_b["score"] if run_b else None
-        rows.append(
-            {
-                "benchmark_id": benchmark,
-                "a_score": a_score,
-                "b_score": b_score,
-                "delta": b_score - a_score if a_score is not None and b_score is not None else None,
-                "higher_is_better": higher,
-                "winner": winner(a_score, b_score, higher),
-                "a_run_id": run_a["run_id"] if run_a else None,
-                "b_run_id": run_b["run_id"] if run_b else None,
-                "unit": (run_a or {}).get("unit") or (run_b or {}).get("unit"),
-                "paired": paired(queries, run_a["run_id"], run_b["run_id"])
-                if run_a and run_b
-                else None,
-            }
-        )
+        rows.append(comparison_row(queries, benchmark, run_a, run_b, higher))
     return rows
+
+
+def comparison_row(
+    queries: Queries,
+    benchmark: str,
+    run_a: dict[str, Any] | None,
+    run_b: dict[str, Any] | None,
+    higher: bool | None,
+) -> dict[str, Any]:
+    """One benchmark's row: both runs' scores (and statuses, when the runs state them),
+    the delta B - A, the winner, and the paired per-cell difference."""
+    a_score = run_a["score"] if run_a else None
+    b_score = run_b["score"] if run_b else None
+    row = {
+        "benchmark_id": benchmark,
+        "a_score": a_score,
+        "b_score": b_score,
+        "delta": b_score - a_score if a_score is not None and b_score is not None else None,
+        "higher_is_better": higher,
+        "winner": winner(a_score, b_score, higher),
+        "a_run_id": run_a["run_id"] if run_a else None,
+        "b_run_id": run_b["run_id"] if run_b else None,
+    }
+    if any(run and "status" in run for run in (run_a, run_b)):
+        row["a_status"] = run_a["status"] if run_a else "missing"
+        row["b_status"] = run_b["status"] if run_b else "missing"
+    row["unit"] = (run_a or {}).get("unit") or (run_b or {}).get("unit")
+    row["paired"] = paired(queries, run_a["run_id"], run_b["run_id"]) if run_a and run_b else None
+    return row
 
 
 def _direction(
@@ -241,28 +253,11 @@ def tagged_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
     rows = []
     for benchmark in benchmarks:
         a, b = side_a.get(benchmark), side_b.get(benchmark)
-        a_score = a["score"] if a else None
-        b_score = b["score"] if b else None
         directions = [
             r["higher_is_better"] for r in (a, b) if r and r["higher_is_better"] is not None
         ]
         higher = bool(directions[0]) if directions else None
-        rows.append(
-            {
-                "benchmark_id": benchmark,
-                "a_score": a_score,
-                "b_score": b_score,
-                "delta": b_score - a_score if a_score is not None and b_score is not None else None,
-                "higher_is_better": higher,
-                "winner": winner(a_score, b_score, higher),
-                "a_run_id": a["run_id"] if a else None,
-                "b_run_id": b["run_id"] if b else None,
-                "a_status": a["status"] if a else "missing",
-                "b_status": b["status"] if b else "missing",
-                "unit": (a or {}).get("unit") or (b or {}).get("unit"),
-                "paired": paired(queries, a["run_id"], b["run_id"]) if a and b else None,
-            }
-        )
+        rows.append(comparison_row(queries, benchmark, a, b, higher))
 
     def spec(key: tuple[str, str]) -> dict[str, Any]:
         provider, model = key
