@@ -142,7 +142,7 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str |
         if value is None or (name in ("invalidated",) and not value):
             continue
         click.echo(f"{name.ljust(width)}  {value}")
-    for name in ("config", "metrics", "tokens"):
+    for name in ("config", "metrics", "tokens", "provenance"):
         if row.get(name):
             click.echo(f"{name.ljust(width)}  {json.dumps(row[name], sort_keys=True)}")
     click.echo("")
@@ -167,6 +167,9 @@ def _summary(event: dict[str, Any]) -> str:
         score = "no score" if d["score"] is None else f"score {d['score']}"
         text = f"{d['status']}, {score}"
         return text + (f": {d['error'][:60]}" if d.get("error") else "")
+    if kind == "RunFactsAdded":
+        added = ", ".join(sorted(d["facts"]))
+        return f"added {added}" + (f" from {d['source_path']}" if d.get("source_path") else "")
     if kind in ("RunInvalidated", "RunReinstated"):
         return f"{d['reason']} (by {d['actor']})"
     if kind == "ScoreCorrected":

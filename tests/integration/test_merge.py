@@ -176,3 +176,17 @@ class TestTheLatestRowsOfAMergedRun:
         # The signatures follow the config the database brought.
         assert latest["signature"] == run["signature"] == row["signature"]
         assert latest["comparison_signature"] == run["comparison_signature"]
+
+
+class TestShownToAUser:
+    def test_show_prints_the_provenance_and_events_name_the_added_facts(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        row = db_row()
+        invoke("import", str(write(tmp_path / "latest" / "bfcl__eliza.json", latest_row(row))))
+        invoke("import", str(make_db(tmp_path / "db" / "orchestrator.sqlite", [row])))
+        [run] = json.loads(invoke("runs", "--json").stdout)
+        shown = invoke("show", run["run_id"]).stdout
+        assert '"eliza_commit": "d4e5f6a"' in shown and "provenance" in shown
+        events = invoke("events").stdout
+        assert "added duration_seconds, ended_at, metrics, provenance, started_at from" in events
