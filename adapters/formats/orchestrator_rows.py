@@ -363,6 +363,12 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     provenance: dict[str, Any] = {"run_id": row.run_id, "status": row.status}
     if row.signature is not None:
         provenance["signature"] = row.signature
+    # What the row was for, as stated: the orchestrator publishes an incompatible or
+    # failed row (its comparison signature, a calibration baseline's extra_config).
+    if row.extra_config is not None:
+        provenance["extra_config"] = canonical(row.extra_config)
+    if row.benchmark_directory is not None:
+        provenance["benchmark_directory"] = row.benchmark_directory
     provenance["signature_check"] = signature_check(row)
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
         provenance["metrics"] = canonical(strip_host_paths(row.metrics))

@@ -542,7 +542,7 @@ class TestPublicationWarningsExported:
     ) -> None:
         book.run("eliza", 1, tokens={}, metrics={"n": 2})
         book.run("hermes", 2)  # full telemetry: no warnings, no key
-        book.run("openclaw", 3, tokens={}, config={"mock": True})  # quarantined, succeeded
+        book.run("openclaw", 3, tokens={}, metrics={"failed_scenarios": 1})  # quarantined
         book.run("perfect_v1", 4, tokens={}, score=1.0)
         export_latest(book.publication(), Queries(book.services.store.conn), tmp_path)
 
