@@ -181,6 +181,7 @@ class Ledger(Importing, Executing):
                     compatible=None if rule.compatible is None else tuple(rule.compatible),
                     unsupported=dict(rule.unsupported),
                     source=rule.source,
+                    required_env=dict(rule.required_env),
                 )
                 if event is not None:
                     events += [*registration, event]

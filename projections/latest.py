@@ -96,6 +96,7 @@ RULES = {
     "required": str,
     "compatible": str,
     "unsupported": str,
+    "required_env": str,
     "source": str,
     "declared": int,
     "position": int,
@@ -129,10 +130,11 @@ FINISH = (
 SET = "UPDATE [{candidates}] SET {column} = ?, position = ? WHERE run_id = ?"
 DECLARE = (
     "INSERT INTO [{required_agents}] "
-    "(benchmark, required, compatible, unsupported, source, declared, position) "
-    "VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (benchmark) DO UPDATE SET "
+    "(benchmark, required, compatible, unsupported, required_env, source, declared, position) "
+    "VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (benchmark) DO UPDATE SET "
     "required = excluded.required, compatible = excluded.compatible, "
-    "unsupported = excluded.unsupported, source = excluded.source, declared = 1, "
+    "unsupported = excluded.unsupported, required_env = excluded.required_env, "
+    "source = excluded.source, declared = 1, "
     "position = excluded.position"
 )
 # What the runner and the orchestrator importer record for an incompatible agent.
@@ -207,7 +209,7 @@ def _skip_row(envelope: Envelope, event: BenchmarkSkipped, status: str) -> tuple
         event.agent,
         event.provider,
         event.model,
-        str(envelope.stream),
+        str(event.source_group or envelope.stream),
         event.signature,
         compared,
         status,
@@ -305,6 +307,7 @@ class LatestProjection(Projection):
                     to_json(list(event.required)),
                     to_json(None if event.compatible is None else list(event.compatible)),
                     to_json(event.unsupported),
+                    to_json({a: list(names) for a, names in event.required_env.items()}),
                     event.source,
                     pos,
                 ),

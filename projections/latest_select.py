@@ -179,9 +179,11 @@ ALLOWED_AGAIN = (
     "OR [{candidates}].agent IN (SELECT value FROM json_each(a.compatible)) "
     "OR [{candidates}].agent IN (SELECT value FROM json_each(a.required))))"
 )
+# (A record without a reason is never stale by the rule: `coalesce`, not NULL.)
 STALE = (
-    f"UPDATE [{{candidates}}] SET stale = ({SUPERSEDED.replace('{table}', '[{candidates}]')} "
-    f"OR (compat_reason IN ({COMPATIBILITY_REASONS}) AND {ALLOWED_AGAIN})) "
+    "UPDATE [{candidates}] SET stale = coalesce("
+    f"{SUPERSEDED.replace('{table}', '[{candidates}]')} "
+    f"OR (compat_reason IN ({COMPATIBILITY_REASONS}) AND {ALLOWED_AGAIN}), 0) "
     f"WHERE kind = 'skip' AND benchmark IN ({PENDING})"
 )
 # The cohort each benchmark of mixed latest rows publishes instead: (benchmark, agent,

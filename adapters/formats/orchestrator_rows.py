@@ -378,6 +378,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         provenance["ended_at"] = row.ended_at
     if row.duration_seconds is not None:
         provenance["duration_seconds"] = row.duration_seconds
+    group = (row.source_columns or {}).get("run_group_id")
     skipped_at = _when(row.started_at)
     if row.started_at is not None and skipped_at is None:
         provenance["started_at"] = row.started_at  # not a time we can read: kept as stated
@@ -394,6 +395,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         detail="; ".join(details) or None,
         provenance=provenance,
         skip_key=row.run_id,
+        group_key=group if isinstance(group, str) and group else None,
     )
 
 
