@@ -27,16 +27,30 @@ Given a checkout of github.com/elizaOS/benchmarks (`--orchestrator CHECKOUT`), i
    `--out DIR`/orchestrator.
 3. Imports the orchestrator.sqlite into a fresh ledger (`benchledger --db L import`),
    then latest/, quarantine/, baselines/ and viewer_data.json into the same ledger,
-   counting the events each appends (goal: 0), and runs `benchledger export-latest`.
+   counting the events each appends (goal: 0, but latest/, whose index.json declares
+   its matrix contract's rules: only those), runs `benchledger export-latest`, and
+   imports everything a second time (goal: 0 events).
 4. Compares, per (benchmark, agent), the orchestrator's latest/, quarantine/ and
    baselines/ picks (run ids) with benchledger's; for equal picks their `signature`,
    `comparison_signature`, `extra_config`, `publication_warnings` (absent = []) and
-   `quarantine_reason`; per source row, the run in `benchledger runs --json` (matched by
-   its run_key): status, attempt, score, started_at/ended_at (to the microsecond),
+   `quarantine_reason`; the two latest/index.json: `latest`, `latest_by_signature`,
+   `latest_by_comparison_signature` entry by entry (benchledger's run and run-group
+   ids mapped to the orchestrator's by run_key and group label; host paths left
+   out), `benchmark_comparability`, and `matrix_contract` benchmark by benchmark
+   (two documented differences counted as equal: a quarantined success's cell state,
+   and `recovered` for the orchestrator's stale-recovered `failed`); per source row
+   that ran, the run in `benchledger runs --json` (matched by its run_key): status (a
+   stale-recovered `failed` row is benchledger's `recovered` run by design: equal,
+   counted apart), attempt, score, started_at/ended_at (to the microsecond),
    duration_seconds, config vs extra_config, signature, comparison signature (the
-   orchestrator's own function over the row), and benchmark_version / benchmarks_commit
-   / eliza_commit / eliza_version (a top-level field, else the run's provenance, else
-   its provenance.source_columns); and the distinct signatures of both.
+   orchestrator's own function over the row), and benchmark_version /
+   benchmarks_commit / eliza_commit / eliza_version (a top-level field, else the
+   run's provenance, else its provenance.source_columns); per source row that never
+   ran (skipped, incompatible, paused, missing env), the skip in `benchledger skips
+   --json` (matched by the source's run_id in its provenance): time (the row's
+   started_at, to the microsecond), attempt, signature, reason (the kind of skip and
+   the source's own reason) and the run it deferred to; and the distinct signatures
+   of both.
 
 Prints one line per check (`PICKS latest 18/30 equal`, `RUNS status 250/300 equal`, ...)
 with the differing keys below it; `--json-out FILE` writes the whole report. Exit 0,

@@ -143,12 +143,18 @@ def stream(
 
 
 def declares(path: Path, head: bytes) -> bool:
-    """An orchestrator index (`latest/index.json`: keys sorted, so it opens with
-    `benchmark_comparability` or `latest`); `rules` reads what it declares."""
+    """An orchestrator index (`latest/index.json`: an object whose `latest` is an object,
+    or with a `matrix_contract`); `rules` reads what it declares. One that is not JSON
+    but opens as the orchestrator writes it (keys sorted) is one, so that it fails."""
     if path.name != INDEX_NAME or not head.lstrip().startswith(b"{"):
         return False
-    start = head[:512]
-    return any(k in start for k in (b'"benchmark_comparability"', b'"latest"'))
+    try:
+        doc = load_json(path)
+    except (OSError, InputFormatError):
+        return b'"benchmark_comparability"' in head[:512]
+    return isinstance(doc, dict) and (
+        "matrix_contract" in doc or isinstance(doc.get("latest"), dict)
+    )
 
 
 def rules(path: Path, data: bytes) -> dict[str, AgentRules] | None:

@@ -439,7 +439,7 @@ def fold_metrics(row: Row, kind: Kind = "database") -> tuple[dict[str, Any], dic
     for name, group in groups.items():
         metrics[name] = group
     if row.provider.lower() == "mock" or row.model.lower() == "mock":
-        metrics["mock"] = True  # the publication rules keep mock runs out of `latest`
+        metrics["mock"] = True  # the publishability gate flags mock runs
     return canonical(strip_host_paths(metrics)), token_counts(
         token_group, groups.get("cache_metrics")
     )
