@@ -44,9 +44,18 @@ class RequiredAgentsDeclared(Event):
     # Why an agent cannot run it, in the source's words (a matrix cell's `reason`).
     unsupported: dict[str, str] = Field(default_factory=dict)
     source: str
+    # What an agent that cannot run it lacks, where the source says (a matrix cell's
+    # `required_env`: the environment variables a runtime gate waits for).
+    required_env: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
 
-AgentRules = tuple[tuple[str, ...], tuple[str, ...] | None, tuple[tuple[str, str], ...], str]
+AgentRules = tuple[
+    tuple[str, ...],
+    tuple[str, ...] | None,
+    tuple[tuple[str, str], ...],
+    str,
+    tuple[tuple[str, tuple[str, ...]], ...],
+]
 
 
 class Benchmark(Aggregate):
@@ -95,7 +104,9 @@ def _(event: HighScoreReferenced, benchmark: Benchmark) -> Benchmark:
 
 @mutate.register
 def _(event: RequiredAgentsDeclared, benchmark: Benchmark) -> Benchmark:
-    rules = _rules(event.required, event.compatible, event.unsupported, event.source)
+    rules = _rules(
+        event.required, event.compatible, event.unsupported, event.source, event.required_env
+    )
     return benchmark.advanced(event, agent_rules=rules)  # type: ignore[no-any-return]
 
 
@@ -104,8 +115,10 @@ def _rules(
     compatible: tuple[str, ...] | None,
     unsupported: dict[str, str],
     source: str,
+    required_env: dict[str, tuple[str, ...]],
 ) -> AgentRules:
-    return (required, compatible, tuple(sorted(unsupported.items())), source)
+    env = tuple(sorted((agent, tuple(names)) for agent, names in required_env.items()))
+    return (required, compatible, tuple(sorted(unsupported.items())), source, env)
 
 
 def register(
@@ -164,6 +177,7 @@ def declare_required_agents(
     compatible: tuple[str, ...] | None,
     unsupported: dict[str, str],
     source: str,
+    required_env: dict[str, tuple[str, ...]] | None = None,
 ) -> RequiredAgentsDeclared | None:
     """A declaration, or None when it repeats the benchmark's current rule."""
     if len(set(required)) != len(required) or not all(required):
@@ -175,7 +189,8 @@ def declare_required_agents(
             f"{current.benchmark}: required agents {extra} are not among the compatible "
             f"ones ({', '.join(compatible) or 'none'})"
         )
-    if current.agent_rules == _rules(required, compatible, unsupported, source):
+    env = {agent: tuple(names) for agent, names in (required_env or {}).items()}
+    if current.agent_rules == _rules(required, compatible, unsupported, source, env):
         return None
     return RequiredAgentsDeclared(
         originator_id=current.id,
@@ -185,4 +200,5 @@ def declare_required_agents(
         compatible=compatible,
         unsupported=dict(unsupported),
         source=source,
+        required_env=env,
     )

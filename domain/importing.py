@@ -152,7 +152,7 @@ class Importing(LedgerBase):
             if isinstance(item, GroupRecord):
                 group_events = self._source_group(system, item)
                 if group_events:
-                    self._append(group_events, group, pending)
+                    self._append(group_events, group, pending, system)
                     appended += len(group_events) + len(pending)
                     pending = []
                 continue
@@ -187,7 +187,7 @@ class Importing(LedgerBase):
                     kept: Literal["merged", "unchanged"] = "merged" if added else "unchanged"
                     outcomes.append(RunOutcome(current.id, run_key, kept))
                     if added:
-                        self._append(added, group, pending)
+                        self._append(added, group, pending, system)
                         appended += len(added) + len(pending)
                         pending = []
                     continue
@@ -219,7 +219,7 @@ class Importing(LedgerBase):
             )
             new_benchmarks.setdefault(record.header.benchmark, record)
             counted.run(record, run_id)
-            self._append(events, group, pending)
+            self._append(events, group, pending, system)
             appended += len(events) + len(pending)
             pending = []
         if not appended and not skips:
@@ -252,7 +252,7 @@ class Importing(LedgerBase):
         )
         if skips and group is None:
             raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
-        self._append(closing, group, pending)
+        self._append(closing, group, pending, system)
         appended += len(closing) + len(pending)
         if group is not None:
             for o in outcomes:
@@ -263,9 +263,14 @@ class Importing(LedgerBase):
         return ImportOutcome(state, tuple(outcomes), appended)
 
     def _append(
-        self, events: list[Event], group: GroupHandle | None, skips: Sequence[SkipRecord]
+        self,
+        events: list[Event],
+        group: GroupHandle | None,
+        skips: Sequence[SkipRecord],
+        system: str,
     ) -> None:
-        self._save_with_group(events, group, [self._skip_event(group, s) for s in skips])
+        built = [self._skip_event(group, s, system) for s in skips]
+        self._save_with_group(events, group, built)
 
     def _merge(
         self, current: Run, record: RunRecord, source: SourceFile
@@ -385,7 +390,9 @@ class Importing(LedgerBase):
             skips.append(item)
 
     @staticmethod
-    def _skip_event(group: GroupHandle | None, skip: SkipRecord) -> Callable[[int], Event]:
+    def _skip_event(
+        group: GroupHandle | None, skip: SkipRecord, system: str
+    ) -> Callable[[int], Event]:
         def build(version: int) -> Event:
             assert group is not None
             return group_model.BenchmarkSkipped(
@@ -401,6 +408,9 @@ class Importing(LedgerBase):
                 skipped_at=skip.skipped_at,
                 attempt=skip.attempt,
                 provenance=skip.provenance,
+                source_group=group_model.source_group_id(system, skip.group_key)
+                if skip.group_key
+                else None,
             )
 
         return build

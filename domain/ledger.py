@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 from uuid import UUID, uuid4
@@ -23,6 +23,7 @@ from benchledger.domain.ledger_base import (
     Skip,
     StartedAttempt,
 )
+from benchledger.domain.matrix import AgentRules
 from benchledger.domain.records import Cell
 from benchledger.domain.signatures import (
     benchmark_id_for,
@@ -149,32 +150,50 @@ class Ledger(Importing, Executing):
         An importer calls it once per benchmark after the file's `import_runs` returned:
         the rule is a fact of its own, and it registers a benchmark not registered yet.
         """
+        rule = AgentRules(
+            required=tuple(required),
+            compatible=None if compatible is None else tuple(compatible),
+            unsupported=dict(unsupported or {}),
+            source=source,
+        )
+        return self.declare_rules({benchmark: rule}) == 1
+
+    def declare_rules(self, rules: Mapping[str, AgentRules]) -> int:
+        """Declare several benchmarks' rules (`declare_required_agents`) in one save: all
+        of them or none; returns how many were new (a repeated rule appends nothing)."""
         for _ in range(5):
-            current = self.get_benchmark(benchmark)
             events: list[Event] = []
-            if current is None:
-                registration = benchmark_model.register(
-                    benchmark_id_for(benchmark), None, benchmark
+            declared = 0
+            for benchmark, rule in sorted(rules.items()):
+                current = self.get_benchmark(benchmark)
+                registration: list[Event] = []
+                if current is None:
+                    registered = benchmark_model.register(
+                        benchmark_id_for(benchmark), None, benchmark
+                    )
+                    assert registered is not None
+                    current = benchmark_model.mutate(registered, None)
+                    registration.append(registered)
+                assert current is not None
+                event = benchmark_model.declare_required_agents(
+                    current,
+                    tuple(rule.required),
+                    compatible=None if rule.compatible is None else tuple(rule.compatible),
+                    unsupported=dict(rule.unsupported),
+                    source=rule.source,
+                    required_env=dict(rule.required_env),
                 )
-                assert registration is not None
-                current = benchmark_model.mutate(registration, None)
-                events.append(registration)
-            assert current is not None
-            event = benchmark_model.declare_required_agents(
-                current,
-                tuple(required),
-                compatible=None if compatible is None else tuple(compatible),
-                unsupported=dict(unsupported or {}),
-                source=source,
-            )
-            if event is None:
-                return False
+                if event is not None:
+                    events += [*registration, event]
+                    declared += 1
+            if not events:
+                return 0
             try:
-                self._save([*events, event])
+                self._save(events)
             except ConcurrencyError:
-                continue  # another process registered or declared it meanwhile
-            return True
-        raise ConcurrencyError(f"could not declare the required agents of {benchmark}")
+                continue  # another process registered or declared one meanwhile
+            return declared
+        raise ConcurrencyError(f"could not declare the required agents of {', '.join(rules)}")
 
     # -- publication ------------------------------------------------------------
 

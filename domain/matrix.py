@@ -15,6 +15,10 @@ from typing import Any
 
 # The harnesses the orchestrator requires wherever an adapter supports them.
 CANONICAL_HARNESSES = ("eliza", "hermes", "openclaw")
+# Labels of runs that are no agent's cell: the orchestrator's `compare` command runs a
+# benchmark for two providers side by side under the label `compare`. Its rows are
+# published (latest/<b>__compare.json) but are in no matrix.
+NOT_HARNESSES = frozenset({"compare"})
 SUBSCRIPTION_PROVIDER = "claude-subscription"
 
 Key = tuple[str, str]
@@ -30,6 +34,8 @@ class AgentRules:
     # Why an agent cannot run it, in the source's words.
     unsupported: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
+    # What an agent that cannot run it lacks (environment variables), where stated.
+    required_env: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def supports(self, agent: str) -> bool:
         return self.compatible is None or agent in self.compatible or agent in self.required
@@ -43,7 +49,8 @@ class AgentRules:
 
 def rules_from_matrix_contract(contract: Mapping[str, Any], source: str) -> dict[str, AgentRules]:
     """The rules an orchestrator `matrix_contract` (latest/index.json) states per benchmark:
-    its required cells, its compatible harnesses and its unsupported cells' reasons."""
+    its required cells, its compatible harnesses and its unsupported cells' reasons (and
+    `required_env`)."""
     out: dict[str, AgentRules] = {}
     benchmarks = contract.get("benchmarks")
     for benchmark, entry in (benchmarks if isinstance(benchmarks, dict) else {}).items():
@@ -58,11 +65,19 @@ def rules_from_matrix_contract(contract: Mapping[str, Any], source: str) -> dict
             for h, c in cells.items()
             if c.get("state") == "unsupported" and isinstance(c.get("reason"), str)
         }
+        required_env = {
+            h: tuple(str(name) for name in c["required_env"])
+            for h, c in cells.items()
+            if c.get("state") == "unsupported"
+            and isinstance(c.get("required_env"), list)
+            and c["required_env"]
+        }
         out[str(benchmark)] = AgentRules(
             required=required,
             compatible=tuple(dict.fromkeys([*compatible, *required])),
             unsupported=unsupported,
             source=source,
+            required_env=required_env,
         )
     return out
 
@@ -85,7 +100,8 @@ def _cell(
     required: bool, row: dict[str, Any] | None, held: dict[str, Any] | None
 ) -> dict[str, Any]:
     """A cell with a row (or none): succeeded, the quarantined row's status (its reason
-    when it succeeded but may not be published), or missing."""
+    when it succeeded but may not be published), or missing; the score is its row's (a
+    quarantined row's too, as the orchestrator's cell shows it)."""
     if row is not None:
         state, source = "succeeded", row
     elif held is not None:
@@ -98,14 +114,14 @@ def _cell(
         "required": required,
         "state": state,
         "status": source.get("status", "missing"),
-        "score": source.get("score") if row is not None else None,
+        "score": source.get("score"),
         "run_id": source.get("run_id"),
         "run_group_id": source.get("run_group_id"),
     }
 
 
-def _unsupported(reason: str) -> dict[str, Any]:
-    return {
+def _unsupported(reason: str, required_env: Sequence[str] = ()) -> dict[str, Any]:
+    cell: dict[str, Any] = {
         "required": False,
         "state": "unsupported",
         "status": "unsupported",
@@ -113,6 +129,9 @@ def _unsupported(reason: str) -> dict[str, Any]:
         "run_id": None,
         "reason": reason,
     }
+    if required_env:
+        cell["required_env"] = list(required_env)
+    return cell
 
 
 def _cohort(rows: list[dict[str, Any] | None]) -> tuple[str | None, str | None]:
@@ -154,7 +173,9 @@ def matrix_contract(
                 }.get(cell["state"], "failed_required_real_cells")
                 summary[counter] += 1
             elif rule is not None and not rule.supports(harness):
-                cell = _unsupported(rule.unsupported_reason(harness))
+                cell = _unsupported(
+                    rule.unsupported_reason(harness), rule.required_env.get(harness, ())
+                )
                 summary["unsupported_real_cells"] += 1
             else:  # may run it, but a complete row does not need it
                 cell = _cell(False, latest.get(key), quarantine.get(key))

@@ -1,8 +1,11 @@
-"""What may be published: the rules that keep demo, mock and sample results out of `latest`.
+"""What may be published: the markers of demo, mock and sample results, and warnings.
 
 The markers follow the rules existing users of the ElizaOS orchestrator rely on:
 truthy non-real flags anywhere in a payload, sample dataset sources, warnings
-and free-text markers of demo, mock, smoke or stub runs.
+and free-text markers of demo, mock, smoke or stub runs. As in the orchestrator,
+the publishability gate checks latest rows for them (`non_real_marker`); `latest`
+itself quarantines by the orchestrator's rebuild rules (`projections.latest_select`),
+which look at a run's metrics only, and by a non-real agent label (`agent_marker`).
 """
 
 from __future__ import annotations

@@ -216,6 +216,8 @@ class SkipRecord(Record):
     skip_key: str | None = None
     # The source system's signature of the work (as RunHeader.work_signature).
     work_signature: str | None = None
+    # The source system's own run group the skip was decided in (as RunRecord.group_key).
+    group_key: str | None = Field(default=None, exclude=True)
 
     @property
     def signature(self) -> str:

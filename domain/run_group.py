@@ -47,6 +47,9 @@ class BenchmarkSkipped(Event):
     skipped_at: datetime | None = None
     attempt: int | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
+    # The source system's own run group the skip was decided in, when it keeps them (an
+    # orchestrator row's run_group_id); the skip itself is recorded on the import's group.
+    source_group: UUID | None = None
 
 
 class LaunchRefused(Event):

@@ -1,15 +1,17 @@
 """`latest`, `quarantine`, `baselines`: what each (benchmark, agent) may publish.
 
-Every run is a candidate row, and so is every record of an agent a benchmark is not
-compatible with (the orchestrator's `incompatible` rows, the runner's
-`incompatible_agent` skips). After any event that can change a candidate, its
-(benchmark, agent) key is marked pending and, before the transaction commits, every
-pending benchmark is re-selected in SQL (`latest_select`): the newest acceptable real
-run becomes `latest_per_agent`, the newest unacceptable one `quarantine` (with its
-reason), the newest acceptable calibration run `baselines`; `latest` is
-`latest_per_agent` with the newest complete cohort published for the required agents
-of a benchmark whose rows would otherwise mix comparison signatures. A newer failed or
-quarantined attempt therefore never displaces a good latest row.
+Every run is a candidate row, and so is every record of work a source stated but did
+not run or finish that the ElizaOS orchestrator publishes too: its `incompatible`,
+missing-env `failed` and `paused` rows (the runner's own `incompatible_agent` skips
+count as incompatible rows; a `skipped` row is never a candidate). After any event
+that can change a candidate, its (benchmark, agent) key is marked pending and,
+before the transaction commits, every pending benchmark is re-selected in SQL
+(`latest_select`): the newest acceptable real run becomes `latest_per_agent`, the
+newest unacceptable one `quarantine` (with its reason), the newest calibration
+candidate `baselines`; `latest` is `latest_per_agent` with the newest complete cohort
+published for the required agents of a benchmark whose rows would otherwise mix
+comparison signatures. A newer failed or quarantined attempt therefore never
+displaces a good latest row.
 
 `required_agents` holds each benchmark's rules: declared (`RequiredAgentsDeclared`, by
 the registry or an imported matrix contract) or derived from incompatible records.
@@ -18,10 +20,11 @@ the registry or an imported matrix contract) or derived from incompatible record
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from benchledger.domain.benchmark import RequiredAgentsDeclared
-from benchledger.domain.publication import agent_marker, is_synthetic, non_real_marker
+from benchledger.domain.publication import agent_marker, is_synthetic
 from benchledger.domain.run import (
     RunFactsAdded,
     RunFinished,
@@ -33,6 +36,7 @@ from benchledger.domain.run import (
     StaleRunRecovered,
 )
 from benchledger.domain.run_group import BenchmarkSkipped
+from benchledger.domain.signatures import comparison_signature
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -77,9 +81,9 @@ CANDIDATE = {
     "recorded_at": str,
     "invalidated": int,
     "synthetic": int,
-    "config_marker": str,
-    "result_marker": str,
-    # `run`, or `skip` for a record of an incompatible agent (never a run).
+    # Why the agent's label says it is no agent under test (`non_real_agent_label`).
+    "label_marker": str,
+    # `run`, or `skip` for a source's record of work it did not run (never a run).
     "kind": str,
     "run_key": str,
     # A skip whose reason no longer applies (see latest_select).
@@ -92,6 +96,7 @@ RULES = {
     "required": str,
     "compatible": str,
     "unsupported": str,
+    "required_env": str,
     "source": str,
     "declared": int,
     "position": int,
@@ -107,32 +112,36 @@ PENDING_BENCHMARK = (
 START = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
     "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
-    "run_dir, invalidated, synthetic, config_marker, position, kind, run_key, stale) "
+    "run_dir, invalidated, synthetic, label_marker, position, kind, run_key, stale) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, ?, ?, ?, 'run', ?, 0)"
 )
 SKIP = (
     "INSERT OR IGNORE INTO [{candidates}] (run_id, benchmark, agent, provider, model, "
-    "run_group_id, signature, status, started_at, recorded_at, config, metrics, artifacts, "
-    "error, invalidated, synthetic, position, kind, run_key, stale, compat_reason, supported) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, 'incompatible', ?, ?, ?, ?, '[]', ?, 0, 0, ?, 'skip', ?, 0, "
-    "?, ?)"
+    "run_group_id, signature, comparison_signature, status, started_at, ended_at, "
+    "recorded_at, config, metrics, artifacts, error, invalidated, synthetic, label_marker, "
+    "position, kind, run_key, stale, compat_reason, supported) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, 0, ?, ?, ?, 'skip', ?, 0, ?, ?)"
 )
 FINISH = (
     "UPDATE [{candidates}] SET status = ?, score = ?, unit = ?, higher_is_better = ?, "
-    "ended_at = ?, metrics = ?, tokens = ?, artifacts = ?, error = ?, result_marker = ?, "
+    "ended_at = ?, metrics = ?, tokens = ?, artifacts = ?, error = ?, "
     "position = ? WHERE run_id = ?"
 )
 SET = "UPDATE [{candidates}] SET {column} = ?, position = ? WHERE run_id = ?"
 DECLARE = (
     "INSERT INTO [{required_agents}] "
-    "(benchmark, required, compatible, unsupported, source, declared, position) "
-    "VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (benchmark) DO UPDATE SET "
+    "(benchmark, required, compatible, unsupported, required_env, source, declared, position) "
+    "VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (benchmark) DO UPDATE SET "
     "required = excluded.required, compatible = excluded.compatible, "
-    "unsupported = excluded.unsupported, source = excluded.source, declared = 1, "
+    "unsupported = excluded.unsupported, required_env = excluded.required_env, "
+    "source = excluded.source, declared = 1, "
     "position = excluded.position"
 )
 # What the runner and the orchestrator importer record for an incompatible agent.
 INCOMPATIBLE_REASONS = frozenset({"incompatible", "incompatible_agent"})
+# The statuses of a source's rows its importer records as skips but the orchestrator
+# still publishes (quarantined, or a calibration harness's baseline): all but `skipped`.
+PUBLISHED_SKIP_STATUSES = frozenset({"incompatible", "failed", "paused", "paused_unknown"})
 
 
 CANDIDATE_COLUMNS = frozenset(CANDIDATE)
@@ -142,19 +151,30 @@ def _set(column: str) -> str:
     return SET.replace("{column}", column)
 
 
-def incompatible_record(event: BenchmarkSkipped) -> bool:
-    """Whether a skip records an agent the benchmark is not compatible with: the
-    orchestrator's `incompatible` rows (its missing-env rows of that status included)
-    and the runner's `incompatible_agent` skips."""
-    if is_synthetic(event.agent):
-        return False
+def published_status(event: BenchmarkSkipped) -> str | None:
+    """The status a skip is a candidate with, or None when it is no candidate.
+
+    An imported row keeps the status its source stated: the orchestrator's
+    `incompatible` rows (its E1 missing-env rows of that status too), its E2 missing-env
+    rows (`failed`) and its paused rows are candidates, a `skipped` row is not. The
+    runner's own `incompatible_agent` skips are incompatible rows."""
     stated = event.provenance.get("status")
     if isinstance(stated, str) and stated:
-        return stated == "incompatible"
-    return event.reason in INCOMPATIBLE_REASONS
+        return stated if stated in PUBLISHED_SKIP_STATUSES else None
+    return "incompatible" if event.reason in INCOMPATIBLE_REASONS else None
 
 
-def _skip_row(envelope: Envelope, event: BenchmarkSkipped) -> tuple[Any, ...]:
+def _stated_time(value: Any) -> str | None:
+    """A time the source stated as text (naive is UTC), as candidates hold times."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return iso(datetime.fromisoformat(value))
+    except ValueError:
+        return None
+
+
+def _skip_row(envelope: Envelope, event: BenchmarkSkipped, status: str) -> tuple[Any, ...]:
     provenance = event.provenance
     metrics = provenance.get("metrics") if isinstance(provenance.get("metrics"), dict) else None
     source_id = provenance.get("run_id")
@@ -169,19 +189,38 @@ def _skip_row(envelope: Envelope, event: BenchmarkSkipped) -> tuple[Any, ...]:
         reason = metrics.get("reason") if isinstance(metrics.get("reason"), str) else None
     supported = metrics.get("supported_harnesses") if metrics is not None else None
     listed = isinstance(supported, list) and all(isinstance(a, str) for a in supported)
+    config = provenance.get("extra_config")
+    directory = provenance.get("benchmark_directory")
+    compared = (
+        comparison_signature(
+            event.benchmark,
+            event.provider,
+            event.model,
+            config,
+            directory=directory if isinstance(directory, str) else None,
+            agent=event.agent,
+        )
+        if isinstance(config, dict)
+        else None
+    )
     return (
         run_id,
         event.benchmark,
         event.agent,
         event.provider,
         event.model,
-        str(envelope.stream),
+        str(event.source_group or envelope.stream),
         event.signature,
+        compared,
+        status,
         iso(event.skipped_at or event.timestamp),
+        _stated_time(provenance.get("ended_at")),
         iso(event.timestamp),
-        to_json({}),
+        to_json(config if isinstance(config, dict) else {}),
         to_json(metrics or {}),
         event.detail,
+        int(is_synthetic(event.agent)),
+        agent_marker(event.agent),
         envelope.position,
         source_id if isinstance(source_id, str) else None,
         reason,
@@ -248,15 +287,16 @@ class LatestProjection(Projection):
                     event.source_path,
                     event.run_dir,
                     int(is_synthetic(event.agent)),
-                    agent_marker(event.agent) or non_real_marker(event.config),
+                    agent_marker(event.agent),
                     pos,
                     event.run_key,
                 ),
             )
             return
         if isinstance(event, BenchmarkSkipped):
-            if incompatible_record(event):
-                yield SKIP, _skip_row(envelope, event)
+            status = published_status(event)
+            if status is not None:
+                yield SKIP, _skip_row(envelope, event, status)
                 yield PENDING_BENCHMARK, (event.benchmark,)
             return
         if isinstance(event, RequiredAgentsDeclared):
@@ -267,6 +307,7 @@ class LatestProjection(Projection):
                     to_json(list(event.required)),
                     to_json(None if event.compatible is None else list(event.compatible)),
                     to_json(event.unsupported),
+                    to_json({a: list(names) for a, names in event.required_env.items()}),
                     event.source,
                     pos,
                 ),
@@ -274,7 +315,6 @@ class LatestProjection(Projection):
             yield PENDING_BENCHMARK, (event.benchmark,)
             return
         if isinstance(event, RunFinished):
-            marker = non_real_marker({"metrics": event.metrics, "error": event.error})
             yield (
                 FINISH,
                 (
@@ -287,7 +327,6 @@ class LatestProjection(Projection):
                     to_json(event.tokens),
                     to_json(event.artifacts),
                     event.error,
-                    marker,
                     pos,
                     run_id,
                 ),
@@ -301,15 +340,6 @@ class LatestProjection(Projection):
             yield _set("status"), ("recovered", pos, run_id)
         elif isinstance(event, RunFactsAdded):
             sets, params = fact_columns(event, CANDIDATE_COLUMNS)
-            added = event.facts
-            marker = non_real_marker(added["config"]) if "config" in added else None
-            if marker is not None:
-                sets.append("config_marker = coalesce(config_marker, ?)")
-                params.append(marker)
-            found = non_real_marker({k: added[k] for k in ("metrics", "error") if k in added})
-            if found is not None:
-                sets.append("result_marker = coalesce(result_marker, ?)")
-                params.append(found)
             sets.append("position = ?")
             params += [pos, run_id]
             yield f"UPDATE [{{candidates}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)

@@ -40,24 +40,84 @@ FROM_CANDIDATE = (
     "coalesce(ended_at, started_at, recorded_at), config, metrics, tokens, artifacts, error, "
     "source_path, run_dir, position"
 )
-REASON = (
-    "CASE WHEN status IN ('running') THEN 'running' "
-    "WHEN status = 'incompatible' THEN 'incompatible_harness' "
-    "WHEN invalidated = 1 THEN 'invalidated_run' "
-    "WHEN status = 'recovered' THEN 'interrupted_run' "
-    "WHEN status != 'succeeded' THEN 'unsucceeded_run' "
-    "WHEN score IS NULL THEN 'missing_score' "
-    "WHEN config_marker IS NOT NULL THEN config_marker "
-    "WHEN result_marker IS NOT NULL THEN result_marker END"
-)
+
+
+def _metric(alias: str, key: str) -> tuple[str, str]:
+    """(value, JSON type) of a top-level key of a candidate's metrics."""
+    return (
+        f"json_extract({alias}metrics, '$.{key}')",
+        f"json_type({alias}metrics, '$.{key}')",
+    )
+
+
+def _true(alias: str, key: str) -> str:
+    return f"{_metric(alias, key)[1]} = 'true'"
+
+
+def _number(alias: str, key: str, test: str) -> str:
+    value, kind = _metric(alias, key)
+    return f"({kind} IN ('integer', 'real') AND {value} {test})"
+
+
+def _zero(alias: str, key: str) -> str:
+    """`metrics[key] == 0` as Python compares it (0, 0.0 and false are zero)."""
+    value, kind = _metric(alias, key)
+    return f"({kind} IN ('integer', 'real', 'false') AND {value} = 0)"
+
+
+# What Python's str.strip() removes from the ends, as far as SQLite's trim can tell.
+SPACE = "' ' || char(9, 10, 11, 12, 13)"
+
+
+def reason(alias: str = "") -> str:
+    """Why a candidate may not be published, or NULL: the orchestrator's reasons
+    (`_publication_quarantine_reason`), in its order, after benchledger's own
+    (`running`: never shown; `invalidated_run`; `non_real_agent_label`)."""
+    a = alias
+    source, source_type = _metric(a, "dataset_source")
+    sample = (
+        f"{_true(a, 'sample')} OR ({source_type} = 'text' AND "
+        f"lower(trim({source}, {SPACE})) IN ('sample', 'sample-files')) "
+        f"OR {_true(a, 'use_sample_tasks')}"
+    )
+    idle = " AND ".join(
+        _zero(a, key)
+        for key in ("avg_net_worth", "avg_items_sold", "avg_orders_placed", "total_revenue")
+    )
+    three = f"{_metric(a, 'publishable_three_harness')[1]} = 'false'"
+    return (
+        f"CASE WHEN {a}status = 'running' THEN 'running' "
+        f"WHEN {a}status = 'incompatible' THEN 'incompatible_harness' "
+        f"WHEN {a}invalidated = 1 THEN 'invalidated_run' "
+        f"WHEN {a}status != 'succeeded' THEN 'unsucceeded_run' "
+        f"WHEN {a}score IS NULL THEN 'missing_score' "
+        f"WHEN {a}label_marker IS NOT NULL THEN {a}label_marker "
+        f"WHEN {sample} THEN 'sample_task_set' "
+        f"WHEN {_true(a, 'demo_mode')} OR {_true(a, 'demoMode')} THEN 'demo_mode' "
+        f"WHEN {three} THEN 'benchmark_not_publishable_three_harness' "
+        f"WHEN {_number(a, 'failed_scenarios', '> 0')} THEN 'failed_scenarios' "
+        f"WHEN {_number(a, 'total_runs', '> 0')} AND {_number(a, 'successful_runs', '<= 0')} "
+        "THEN 'zero_successful_runs' "
+        f"WHEN {a}score = 0 AND {idle} THEN 'no_activity_zero_score' "
+        f"WHEN {_true(a, 'interrupted')} THEN 'interrupted_run' END"
+    )
+
+
+REASON = reason()
 
 
 def acceptable(alias: str = "") -> str:
-    """A candidate that may be published: real, not stale, and without a reason not to."""
-    reason = REASON
-    for column in ("status", "invalidated", "score", "config_marker", "result_marker"):
-        reason = reason.replace(f"{column} ", f"{alias}{column} ")
-    return f"{alias}synthetic = 0 AND {alias}stale = 0 AND ({reason}) IS NULL"
+    """A real candidate that may be published: not stale, and without a reason not to."""
+    return f"{alias}synthetic = 0 AND {alias}stale = 0 AND ({reason(alias)}) IS NULL"
+
+
+def baseline(alias: str = "") -> str:
+    """A calibration candidate the orchestrator publishes as a baseline: any that is not
+    running or stale (a failed or incompatible one too), unless invalidated."""
+    return (
+        f"{alias}synthetic = 1 AND {alias}stale = 0 AND {alias}status != 'running' "
+        f"AND {alias}invalidated = 0"
+    )
 
 
 PENDING = "SELECT benchmark FROM [{latest_pending}]"
@@ -119,9 +179,11 @@ ALLOWED_AGAIN = (
     "OR [{candidates}].agent IN (SELECT value FROM json_each(a.compatible)) "
     "OR [{candidates}].agent IN (SELECT value FROM json_each(a.required))))"
 )
+# (A record without a reason is never stale by the rule: `coalesce`, not NULL.)
 STALE = (
-    f"UPDATE [{{candidates}}] SET stale = ({SUPERSEDED.replace('{table}', '[{candidates}]')} "
-    f"OR (compat_reason IN ({COMPATIBILITY_REASONS}) AND {ALLOWED_AGAIN})) "
+    "UPDATE [{candidates}] SET stale = coalesce("
+    f"{SUPERSEDED.replace('{table}', '[{candidates}]')} "
+    f"OR (compat_reason IN ({COMPATIBILITY_REASONS}) AND {ALLOWED_AGAIN}), 0) "
     f"WHERE kind = 'skip' AND benchmark IN ({PENDING})"
 )
 # The cohort each benchmark of mixed latest rows publishes instead: (benchmark, agent,
@@ -205,8 +267,7 @@ SETTLE = [
     f"{FROM_CANDIDATE}, ({REASON}) FROM "
     + _newest(f"synthetic = 0 AND stale = 0 AND coalesce(({REASON}), 'running') != 'running'"),
     f"DELETE FROM [{{baselines}}] WHERE {PENDING_KEYS}",
-    f"INSERT INTO [{{baselines}}] ({ROW_COLUMNS}) {FROM_CANDIDATE} FROM "
-    + _newest(f"synthetic = 1 AND ({REASON}) IS NULL"),
+    f"INSERT INTO [{{baselines}}] ({ROW_COLUMNS}) {FROM_CANDIDATE} FROM " + _newest(baseline()),
     f"DELETE FROM [{{latest}}] WHERE {PENDING_KEYS}",
     f"INSERT INTO [{{latest}}] ({ROW_COLUMNS}, selection) {COHORT}"
     f"SELECT {ROW_COLUMNS}, 'newest' FROM [{{latest_per_agent}}] WHERE {PENDING_KEYS} "

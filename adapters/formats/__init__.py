@@ -11,6 +11,11 @@ version of the result, optionally `owner(path)`: for a member, the result it is 
 of (`common.Owner`), so that a member imported alone says what to import instead,
 and optionally `stream(path, defaults)`: what `parse` yields,
 read from the file in pieces, so that memory holds one run rather than the file.
+
+A format may also read files that state no runs but rules: `declares(path, head)`
+(True for such a file) and `rules(path, data)`, each benchmark's `AgentRules` (None
+when the file states none), which the importer declares (the orchestrator's
+`latest/index.json` and its matrix contract).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any, Protocol, cast
 from benchledger.adapters.formats import kept
 from benchledger.adapters.formats.common import Owner
 from benchledger.domain.errors import InputFormatError, PartOfResultError, UnknownFormatError
+from benchledger.domain.matrix import AgentRules
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
 
 Parsed = RunRecord | SkipRecord | GroupRecord
@@ -123,11 +129,30 @@ def owner(path: Path) -> Owner | None:
     return None
 
 
+def declares(fmt: Format, path: Path, head: bytes) -> bool:
+    """Whether the file states rules (see the module docstring), not runs."""
+    finder = getattr(fmt, "declares", None)
+    return bool(finder(path, head[:4096])) if finder else False
+
+
+def rules(fmt: Format, path: Path, data: bytes) -> dict[str, AgentRules] | None:
+    """The rules a file `declares`; a file that cannot be read is an InputFormatError."""
+    reader = getattr(fmt, "rules")  # noqa: B009
+    try:
+        found: dict[str, AgentRules] | None = reader(path, data)
+    except InputFormatError:
+        raise
+    except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
+    return found
+
+
 def detect(path: Path, data: bytes) -> Format:
     head = data[:4096]
     for name in NAMES:
         fmt = load(name)
-        if fmt.detect(path, head):
+        if fmt.detect(path, head) or declares(fmt, path, head):
             return fmt
     part = owner(path)
     if part is not None:

@@ -7,10 +7,15 @@ sit: a row is a JSON object with run_id, benchmark_id, agent, provider, model an
 status), `viewer_data.json`, `comparisons/compare-<id>.json`, and
 HyperliquidBench `eval_score.json` (with its `run_meta.json`).
 
-`latest/index.json` is not imported on its own: it repeats its rows' run_id,
-status and score without provider or model. A row that sits beside it is
-checked against it: the same run_id with another status (after the
-orchestrator's own nonzero-return-code repair) or score is an error naming both.
+`latest/index.json` states no runs (it repeats its rows' run_id, status and score
+without provider or model), but its `matrix_contract` states each benchmark's
+rules: the harnesses a complete row needs (its required cells), the compatible
+ones and why the others cannot run it. Importing the index (alone, or in its
+latest/ folder) declares those rules (`declares`, `rules`); an index without a
+matrix contract, or whose contract knows no benchmark ("adapter discovery
+unavailable"), declares nothing. A row that sits beside the index is checked
+against it: the same run_id with another status (after the orchestrator's own
+nonzero-return-code repair) or score is an error naming both.
 
 The run key is the orchestrator's run_id, whichever file states the run, and
 every file states it with the same record (see `orchestrator_rows`), so
@@ -37,12 +42,17 @@ from benchledger.adapters.formats.orchestrator_sources import (
     wal_file,
 )
 from benchledger.domain.errors import InputFormatError
+from benchledger.domain.matrix import AgentRules, rules_from_matrix_contract
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
 
 NAME = "orchestrator"
 SYSTEM = "eliza-orchestrator"
 DB_NAME = "orchestrator.sqlite"
 ROW_KEYS = frozenset({"run_id", "benchmark_id", "agent", "provider", "model", "status"})
+INDEX_NAME = "index.json"
+# Where declared rules say they come from: the same contract imported from anywhere is
+# the same rule, so importing it again appends nothing.
+CONTRACT_SOURCE = "orchestrator latest/index.json matrix_contract"
 
 
 def detect(path: Path, head: bytes) -> bool:
@@ -130,3 +140,61 @@ def stream(
         yield from stream_sqlite(path)
     else:
         yield from parse(path, read_bytes(path), defaults)
+
+
+def declares(path: Path, head: bytes) -> bool:
+    """An orchestrator index (`latest/index.json`: an object whose `latest` is an object,
+    or with a `matrix_contract`); `rules` reads what it declares. One that is not JSON
+    but opens as the orchestrator writes it (keys sorted) is one, so that it fails."""
+    if path.name != INDEX_NAME or not head.lstrip().startswith(b"{"):
+        return False
+    try:
+        doc = load_json(path)
+    except (OSError, InputFormatError):
+        return b'"benchmark_comparability"' in head[:512]
+    return isinstance(doc, dict) and (
+        "matrix_contract" in doc or isinstance(doc.get("latest"), dict)
+    )
+
+
+def rules(path: Path, data: bytes) -> dict[str, AgentRules] | None:
+    """Each benchmark's rules as the index's matrix contract states them (None: the index
+    has no matrix contract); a malformed contract is an InputFormatError naming the field."""
+    doc = load_json(path, data)
+    name = str(path)
+    if not isinstance(doc, dict):
+        raise InputFormatError(name, "expected a JSON object (an orchestrator index)")
+    if "matrix_contract" not in doc:
+        return None
+    contract = doc["matrix_contract"]
+    if not isinstance(contract, dict):
+        raise InputFormatError(name, "must be an object", field="matrix_contract")
+    benchmarks = contract.get("benchmarks", {})
+    if not isinstance(benchmarks, dict):
+        raise InputFormatError(name, "must be an object", field="matrix_contract.benchmarks")
+    for benchmark, entry in benchmarks.items():
+        where = f"matrix_contract.benchmarks.{benchmark}"
+        if not benchmark:
+            raise InputFormatError(name, "a benchmark id must not be empty", field=where)
+        if not isinstance(entry, dict):
+            raise InputFormatError(name, "must be an object", field=where)
+        listed = entry.get("compatible_harnesses", [])
+        if not isinstance(listed, list) or not all(isinstance(h, str) and h for h in listed):
+            raise InputFormatError(
+                name, "must be a list of harness names", field=f"{where}.compatible_harnesses"
+            )
+        cells = entry.get("cells")
+        if not isinstance(cells, dict):
+            raise InputFormatError(name, "must be an object", field=f"{where}.cells")
+        for harness, cell in cells.items():
+            at = f"{where}.cells.{harness}"
+            if not harness:
+                raise InputFormatError(name, "a harness name must not be empty", field=at)
+            if not isinstance(cell, dict):
+                raise InputFormatError(name, "must be an object", field=at)
+            if not isinstance(cell.get("required"), bool):
+                raise InputFormatError(name, "must be true or false", field=f"{at}.required")
+            reason = cell.get("reason")
+            if reason is not None and not isinstance(reason, str):
+                raise InputFormatError(name, "must be a string", field=f"{at}.reason")
+    return rules_from_matrix_contract(contract, CONTRACT_SOURCE)

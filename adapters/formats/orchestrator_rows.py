@@ -363,6 +363,12 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     provenance: dict[str, Any] = {"run_id": row.run_id, "status": row.status}
     if row.signature is not None:
         provenance["signature"] = row.signature
+    # What the row was for, as stated: the orchestrator publishes an incompatible or
+    # failed row (its comparison signature, a calibration baseline's extra_config).
+    if row.extra_config is not None:
+        provenance["extra_config"] = canonical(row.extra_config)
+    if row.benchmark_directory is not None:
+        provenance["benchmark_directory"] = row.benchmark_directory
     provenance["signature_check"] = signature_check(row)
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
         provenance["metrics"] = canonical(strip_host_paths(row.metrics))
@@ -372,6 +378,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         provenance["ended_at"] = row.ended_at
     if row.duration_seconds is not None:
         provenance["duration_seconds"] = row.duration_seconds
+    group = (row.source_columns or {}).get("run_group_id")
     skipped_at = _when(row.started_at)
     if row.started_at is not None and skipped_at is None:
         provenance["started_at"] = row.started_at  # not a time we can read: kept as stated
@@ -388,6 +395,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         detail="; ".join(details) or None,
         provenance=provenance,
         skip_key=row.run_id,
+        group_key=group if isinstance(group, str) and group else None,
     )
 
 
@@ -431,7 +439,7 @@ def fold_metrics(row: Row, kind: Kind = "database") -> tuple[dict[str, Any], dic
     for name, group in groups.items():
         metrics[name] = group
     if row.provider.lower() == "mock" or row.model.lower() == "mock":
-        metrics["mock"] = True  # the publication rules keep mock runs out of `latest`
+        metrics["mock"] = True  # the publishability gate flags mock runs
     return canonical(strip_host_paths(metrics)), token_counts(
         token_group, groups.get("cache_metrics")
     )

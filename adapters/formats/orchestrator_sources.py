@@ -94,6 +94,7 @@ def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
                 cells=record.cells,
                 supplement=record.supplement,
                 turns=tuple(_turn(name, t) for t in turns),
+                group_key=record.group_key,
             )
         if record is not None:
             yield record

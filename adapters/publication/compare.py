@@ -19,12 +19,11 @@ from typing import Any
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.errors import NotFoundError
 from benchledger.domain.stats import bootstrap_ci, sign_test_p, winner
+from benchledger.projections.latest_select import REASON
 
 SPEC = re.compile(r"^(?:(?P<agent>[^@:\s]+)@)?(?P<provider>[^@:\s]+):(?P<model>[^@\s]+)$")
-ACCEPTABLE = (
-    "status = 'succeeded' AND score IS NOT NULL AND invalidated = 0 "
-    "AND config_marker IS NULL AND result_marker IS NULL"
-)
+# A run `latest` could publish (for any agent, calibration harnesses included).
+ACCEPTABLE = f"kind = 'run' AND stale = 0 AND ({REASON}) IS NULL"
 NEWEST = "ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC"
 OUTCOME_VALUES = {"passed": 1.0, "failed": 0.0}
 

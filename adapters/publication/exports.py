@@ -27,6 +27,7 @@ from benchledger.adapters.publication.export_files import (
 from benchledger.adapters.publication.publication import Publication
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.publication import publication_warnings
+from benchledger.projections.latest_select import acceptable
 
 MANAGED = ("latest", "quarantine", "baselines")
 ROW_FILE = re.compile(r"^[a-z0-9._-]+__[a-z0-9._-]+\.json$")
@@ -41,11 +42,9 @@ SELECT * FROM (
            ORDER BY coalesce(started_at, recorded_at) DESC, run_id DESC
          ) AS newest
   FROM candidates
-  WHERE status = 'succeeded' AND score IS NOT NULL AND invalidated = 0 AND synthetic = 0
-    AND config_marker IS NULL AND result_marker IS NULL AND {column} IS NOT NULL
-    AND {column} != ''
+  WHERE ACCEPTABLE AND {column} IS NOT NULL AND {column} != ''
 ) WHERE newest = 1 ORDER BY {column}, benchmark, agent
-"""
+""".replace("ACCEPTABLE", acceptable())
 
 
 @dataclass

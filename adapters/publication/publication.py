@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
-from benchledger.domain.matrix import AgentRules, matrix_contract
+from benchledger.domain.matrix import NOT_HARNESSES, AgentRules, matrix_contract
 from benchledger.domain.publication import high_score_delta
 
 Key = tuple[str, str]
@@ -46,9 +46,11 @@ class Publication:
 
     @property
     def harnesses(self) -> list[str]:
-        """The real agents with a row anywhere in the scope, and every required agent."""
+        """The real agents with a row anywhere in the scope (but `compare`, no agent), and
+        every required agent."""
         required = {a for rule in self.rules.values() for a in rule.required}
-        return sorted({a for _, a in set(self.latest) | set(self.quarantine)} | required)
+        seen = {a for _, a in set(self.latest) | set(self.quarantine)} - NOT_HARNESSES
+        return sorted(seen | required)
 
     def required_agents(self, benchmark: str) -> list[str]:
         """The agents a complete row of this benchmark needs: its rules', else every one."""
@@ -90,16 +92,17 @@ def rules(queries: Queries) -> dict[str, AgentRules]:
     """Each benchmark's required agents, as the `required_agents` read model holds them."""
     out: dict[str, AgentRules] = {}
     cursor = queries.conn.execute(
-        "SELECT benchmark, required, compatible, unsupported, source FROM required_agents "
-        "ORDER BY benchmark"
+        "SELECT benchmark, required, compatible, unsupported, required_env, source "
+        "FROM required_agents ORDER BY benchmark"
     )
-    for benchmark, required, compatible, unsupported, source in cursor:
+    for benchmark, required, compatible, unsupported, required_env, source in cursor:
         listed = json.loads(compatible) if compatible is not None else None
         out[benchmark] = AgentRules(
             required=tuple(json.loads(required)),
             compatible=tuple(listed) if listed is not None else None,
             unsupported=json.loads(unsupported or "{}"),
             source=source or "",
+            required_env={a: tuple(n) for a, n in json.loads(required_env or "{}").items()},
         )
     return out
 

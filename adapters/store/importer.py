@@ -183,6 +183,22 @@ class Importer:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
 
+    def _declare(self, fmt: formats.Format, path: Path, name: str, data: bytes) -> FileReport:
+        """A file that states rules, not runs: its rules declared in one save (`imported`),
+        or `unchanged` when the ledger holds them already; one without any is ignored."""
+        found = formats.rules(fmt, path, data)
+        if found is None:
+            message = f"{name}: {NOT_A_RESULT}: states neither runs nor rules"
+            return FileReport(name, "ignored", message=message, reason=NOT_A_RESULT)
+        declared = self.ledger.declare_rules(found)
+        return FileReport(
+            name,
+            "imported" if declared else "unchanged",
+            fmt.NAME,
+            message=f"{name}: declared the required agents of {declared} of "
+            f"{len(found)} benchmarks",
+        )
+
     def import_file(
         self,
         path: Path,
@@ -204,6 +220,8 @@ class Importer:
             sniffed = head if head is not None else data or b""
             fmt = formats.by_name(format_name) if format_name else formats.detect(path, sniffed)
             fmt_label = fmt.NAME
+            if formats.declares(fmt, path, sniffed):
+                return self._declare(fmt, path, name, data or read_bytes(path))
             if data is None and not formats.can_stream(fmt):
                 data = read_bytes(path)
             if data is None:

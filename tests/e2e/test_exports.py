@@ -288,7 +288,7 @@ def read(path: Path) -> Any:
 
 @pytest.fixture
 def ledger(invoke: Invoke, tmp_path: Path) -> Invoke:
-    """The demo, plus a calibration run, a mock run, a lower-is-better benchmark, and
+    """The demo, plus a calibration run, a sample-task run, a lower-is-better benchmark, and
     runs whose files and config sit at absolute host paths."""
     invoke("demo")
     inputs = tmp_path / "inputs"
@@ -298,7 +298,7 @@ def ledger(invoke: Invoke, tmp_path: Path) -> Invoke:
     docs = {
         "perfect.json": run_json("bfcl", "perfect_v1", score=1.0, run_key="cal-1"),
         "mock.json": run_json("bfcl", "eliza", score=0.99, run_key="mock-1", **late,
-                              config={"mock": True}),
+                              metrics={"sample": True}),
         "slow.json": run_json(
             LATENCY, "eliza", score=3.0, unit="seconds", higher_is_better=False,
             provider="local", model="tiny-model", run_key="lat-1",
@@ -355,7 +355,7 @@ class TestExportLatestShapes:
             text = path.read_text()
             assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n", path
 
-    def test_calibration_runs_are_baselines_and_non_real_runs_are_quarantined(
+    def test_calibration_runs_are_baselines_and_sample_task_runs_are_quarantined(
         self, ledger: Invoke, tmp_path: Path
     ) -> None:
         out = tmp_path / "export"
@@ -364,7 +364,7 @@ class TestExportLatestShapes:
         assert (baseline["synthetic"], baseline["score"]) == (True, 1.0)
         assert not (out / "latest" / "bfcl__perfect_v1.json").exists()
         held = read(out / "quarantine" / "bfcl__eliza.json")
-        assert held["quarantine_reason"] == "truthy_non_real_flag"
+        assert held["quarantine_reason"] == "sample_task_set"
         assert read(out / "latest" / "bfcl__eliza.json")["score"] != 0.99
 
     def test_file_names_are_sanitised_and_the_index_points_at_them_relatively(

@@ -516,6 +516,65 @@ class TestMatrixContract:
             )
         assert book.publication().rules == {}
 
+    def test_a_compare_run_is_no_harness_of_the_matrix(self, book: Book) -> None:
+        """The orchestrator's `compare` rows are published but are nobody's cell."""
+        book.run("eliza", 1)
+        book.run("compare", 2, provider="vllm", model="qwen3")
+        pub = book.publication()
+        assert ("bfcl", "compare") in pub.latest
+        assert pub.harnesses == ["eliza"]
+        assert list(cells(pub)) == ["eliza"]
+        assert pub.required_agents("bfcl") == ["eliza"]
+
+    def test_a_held_rows_cell_shows_its_score_and_why(self, book: Book) -> None:
+        book.require(*TRIO[:2])
+        book.run("eliza", 1)
+        held = book.run("hermes", 2, score=0.4, metrics={"failed_scenarios": 3})
+        cell = cells(book.publication())["hermes"]
+        assert (cell["state"], cell["status"], cell["score"], cell["run_id"]) == (
+            "failed_scenarios",
+            "succeeded",
+            0.4,
+            held,
+        )
+
+    def test_a_contracts_required_env_is_kept_on_its_unsupported_cells(self, book: Book) -> None:
+        gated = {"required": False, "state": "unsupported", "reason": "needs a live key"}
+        contract = {
+            "benchmarks": {
+                "hyperliquid_bench": {
+                    "compatible_harnesses": [],
+                    "cells": {
+                        "eliza": {**gated, "required_env": ["HL_PRIVATE_KEY", "CEREBRAS_KEY"]},
+                        "hermes": gated,
+                    },
+                }
+            }
+        }
+        rules = rules_from_matrix_contract(contract, "index.json")
+        assert rules["hyperliquid_bench"].required_env == {
+            "eliza": ("HL_PRIVATE_KEY", "CEREBRAS_KEY")
+        }
+        assert book.ledger.declare_rules(rules) == 1
+        assert book.ledger.declare_rules(rules) == 0
+        matrix = book.publication().matrix(["eliza", "hermes"])
+        found = matrix["benchmarks"]["hyperliquid_bench"]["cells"]
+        assert found["eliza"]["required_env"] == ["HL_PRIVATE_KEY", "CEREBRAS_KEY"]
+        assert "required_env" not in found["hermes"]
+        assert found["eliza"]["reason"] == "needs a live key"
+
+    def test_several_rules_are_declared_all_or_none(self, book: Book) -> None:
+        rules = {
+            "bfcl": AgentRules(required=TRIO, compatible=TRIO, source="test"),
+            "mint": AgentRules(required=("eliza",), compatible=("hermes",), source="test"),
+        }
+        with pytest.raises(RuleViolationError, match="not among the compatible"):
+            book.ledger.declare_rules(rules)
+        assert book.publication().rules == {} and book.publication().registered == set()
+        del rules["mint"]
+        assert book.ledger.declare_rules(rules) == 1
+        assert book.publication().rules["bfcl"].required == TRIO
+
 
 class TestGatesReadTheRequiredAgents:
     def test_an_incompatible_agent_blocks_no_gate(self, book: Book) -> None:
@@ -542,7 +601,7 @@ class TestPublicationWarningsExported:
     ) -> None:
         book.run("eliza", 1, tokens={}, metrics={"n": 2})
         book.run("hermes", 2)  # full telemetry: no warnings, no key
-        book.run("openclaw", 3, tokens={}, config={"mock": True})  # quarantined, succeeded
+        book.run("openclaw", 3, tokens={}, metrics={"failed_scenarios": 1})  # quarantined
         book.run("perfect_v1", 4, tokens={}, score=1.0)
         export_latest(book.publication(), Queries(book.services.store.conn), tmp_path)
 

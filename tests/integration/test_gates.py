@@ -73,17 +73,30 @@ class TestPublishability:
         verdict = gate(invoke, "publishability")
         assert (verdict["ok"], verdict["findings"]) == (True, [])
 
-    def test_a_key_with_only_a_mock_run_has_no_publishable_row(
+    def test_a_mock_run_is_published_and_flagged_where_it_sits(
         self, invoke: Invoke, add: Any
     ) -> None:
+        """As the orchestrator's rebuild publishes it and its gate then flags it."""
         add(run("bfcl", "eliza"), run("bfcl", "hermes", config={"mock": True}))
         verdict = gate(invoke, "publishability", expect=1)
         assert verdict["ok"] is False
         [item] = verdict["findings"]
         assert (item["scope"], item["reason"], item["value"]) == (
             "bfcl::hermes",
-            "no_publishable_row",
             "truthy_non_real_flag",
+            "config.mock=True",
+        )
+
+    def test_a_key_with_only_a_sample_task_run_has_no_publishable_row(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza"), run("bfcl", "hermes", metrics={"sample": True}))
+        verdict = gate(invoke, "publishability", expect=1)
+        [item] = verdict["findings"]
+        assert (item["scope"], item["reason"], item["value"]) == (
+            "bfcl::hermes",
+            "no_publishable_row",
+            "sample_task_set",
         )
 
     def test_a_failed_run_alone_is_not_publishable(self, invoke: Invoke, add: Any) -> None:

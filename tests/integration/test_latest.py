@@ -49,15 +49,29 @@ class TestSelection:
             ({"status": "failed", "score": None}, "unsucceeded_run"),
             ({"status": "timed_out", "score": 0.9}, "unsucceeded_run"),
             ({"score": None}, "missing_score"),
-            ({"config": {"mock": True}}, "truthy_non_real_flag"),
-            ({"metrics": {"run": {"demo_mode": "yes"}}}, "truthy_non_real_flag"),
-            ({"metrics": {"dataset_source": "sample"}}, "sample_dataset_source"),
-            ({"metrics": {"warnings": ["smoke_only"]}}, "non_real_publication_warning"),
+            ({"metrics": {"sample": True}}, "sample_task_set"),
+            ({"metrics": {"dataset_source": " Sample-Files\n"}}, "sample_task_set"),
+            ({"metrics": {"use_sample_tasks": True}}, "sample_task_set"),
+            ({"metrics": {"demoMode": True}}, "demo_mode"),
             (
-                {"metrics": {"note": "Ran the bundled smoke suite"}},
-                "non_real_text_marker:bundled smoke",
+                {"metrics": {"publishable_three_harness": False}},
+                "benchmark_not_publishable_three_harness",
             ),
-            ({"error": "mock runtime was used"}, "non_real_text_marker:mock runtime"),
+            ({"metrics": {"failed_scenarios": 2}}, "failed_scenarios"),
+            ({"metrics": {"total_runs": 3, "successful_runs": 0}}, "zero_successful_runs"),
+            (
+                {
+                    "score": 0.0,
+                    "metrics": {
+                        "avg_net_worth": 0,
+                        "avg_items_sold": 0.0,
+                        "avg_orders_placed": False,
+                        "total_revenue": 0,
+                    },
+                },
+                "no_activity_zero_score",
+            ),
+            ({"metrics": {"interrupted": True}}, "interrupted_run"),
             ({"agent": "smoke"}, "non_real_agent_label"),
         ],
     )
@@ -79,6 +93,50 @@ class TestSelection:
             config={"sample": False, "mock": 0, "demo": None, "sampleCount": 5, "fixtures": []},
         )
         assert [r["run_id"] for r in latest(invoke)] == [run]
+
+    @pytest.mark.parametrize(
+        "metrics",
+        [
+            {"sample": 5, "use_sample_tasks": "yes", "demo_mode": 1, "interrupted": "true"},
+            {"dataset_source": "samples", "publishable_three_harness": 0},
+            {"failed_scenarios": 0, "successful_runs": 0},
+            {"failed_scenarios": True, "total_runs": 0, "successful_runs": 0},
+            {"total_runs": "3", "successful_runs": 0, "avg_net_worth": 0},
+        ],
+    )
+    def test_only_the_orchestrators_exact_values_quarantine(
+        self, invoke: Invoke, tmp_path: Path, metrics: dict[str, Any]
+    ) -> None:
+        """As its rebuild compares them: `is True`, a numeric count, a zero score."""
+        run = add_run(invoke, tmp_path, score=0.0, metrics=metrics)
+        assert [r["run_id"] for r in latest(invoke)] == [run]
+
+    def test_a_no_activity_run_with_a_score_is_published(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        idle = {"avg_net_worth": 0, "avg_items_sold": 0, "avg_orders_placed": 0}
+        run = add_run(invoke, tmp_path, score=0.2, metrics={**idle, "total_revenue": 0})
+        assert [r["run_id"] for r in latest(invoke)] == [run]
+
+    def test_non_real_markers_are_published_and_left_to_the_publishability_gate(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        """The orchestrator's rebuild publishes a run whose config or text only looks
+        non-real (a `compare` run's `sample: 5`); its publishability gate flags it."""
+        add_run(invoke, tmp_path, score=0.5)
+        run = add_run(
+            invoke,
+            tmp_path,
+            config={"mock": True, "sample": 5},
+            metrics={"note": "Ran the bundled smoke suite"},
+            error="mock runtime was used",
+        )
+        assert [r["run_id"] for r in latest(invoke)] == [run]
+        assert latest(invoke, "--quarantine") == []
+        verdict = json.loads(invoke("gate", "publishability", "--json", expect=1).stdout)
+        assert [(f["reason"], f["value"]) for f in verdict["findings"]] == [
+            ("truthy_non_real_flag", "config.mock=True")
+        ]
 
     def test_an_invalidated_latest_falls_back_to_the_previous_good_run(
         self, invoke: Invoke, tmp_path: Path

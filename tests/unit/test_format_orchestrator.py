@@ -259,6 +259,30 @@ class TestDetection:
         for path in ignored:
             assert not orchestrator.detect(path, path.read_bytes()[:4096]), path
 
+    def test_an_index_declares_its_contracts_rules_and_another_index_nothing(
+        self, tmp_path: Path
+    ) -> None:
+        cells = {
+            "eliza": {"required": True, "state": "succeeded"},
+            "openclaw": {"required": False, "state": "unsupported", "reason": "no sandbox"},
+        }
+        contract = {"benchmarks": {"bfcl": {"compatible_harnesses": ["eliza"], "cells": cells}}}
+        index = write(
+            tmp_path / "latest" / "index.json",
+            {"benchmark_comparability": {}, "latest": {}, "matrix_contract": contract},
+        )
+        other = write(tmp_path / "site" / "index.json", {"files": ["a"], "latest": "v2"})
+        named = write(tmp_path / "latest" / "summary.json", {"latest": {}})
+        assert orchestrator.declares(index, index.read_bytes())
+        assert not orchestrator.declares(other, other.read_bytes())
+        assert not orchestrator.declares(named, named.read_bytes())
+        rules = orchestrator.rules(index, index.read_bytes())
+        assert rules is not None
+        [(benchmark, rule)] = rules.items()
+        assert (benchmark, rule.required, rule.compatible) == ("bfcl", ("eliza",), ("eliza",))
+        assert rule.unsupported == {"openclaw": "no sandbox"}
+        assert rule.source == orchestrator.CONTRACT_SOURCE
+
 
 class TestOneRunWhicheverFileStatesIt:
     def test_database_latest_quarantine_viewer_and_comparison_give_identical_records(
