@@ -16,11 +16,11 @@ from benchledger.domain.errors import (
     ImportConflictError,
     RuleViolationError,
 )
+from benchledger.domain.import_lookups import LookupsAhead
 from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
     ImportOutcome,
-    LedgerBase,
     RunOutcome,
 )
 from benchledger.domain.records import RunRecord, SkipRecord, SourceFile, cells_json
@@ -35,7 +35,7 @@ from benchledger.domain.signatures import (
 Parsed = RunRecord | SkipRecord
 
 
-class Importing(LedgerBase):
+class Importing(LookupsAhead):
     # -- importing ------------------------------------------------------------
 
     def import_runs(
@@ -95,7 +95,7 @@ class Importing(LedgerBase):
             self._new_skips(system, items, group, skips, notes, seen_skips)
         pending: list[SkipRecord] = list(skips)  # skips whose events are not saved yet
         appended = 0
-        for item in items:
+        for item in self._looked_up(system, items):
             if isinstance(item, SkipRecord):
                 if not isinstance(items, Sequence):
                     known = len(skips)
