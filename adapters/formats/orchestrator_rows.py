@@ -49,9 +49,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchledger.adapters.formats.orchestrator_facts import (
     canonical,
+    canonical_stripped,
     derive_signature,
     number,
-    run_id_facts,
+    run_id_attempt,
     strip_host_paths,
     token_counts,
 )
@@ -248,9 +249,8 @@ def _repair_reason(row: Row) -> str | None:
 def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecord:
     metrics, tokens = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
-    _, run_id_attempt = run_id_facts(row.run_id)
     provenance: dict[str, Any] = {}
-    attempt = row.attempt if row.attempt is not None else run_id_attempt
+    attempt = row.attempt if row.attempt is not None else run_id_attempt(row.run_id)
     if attempt is not None:
         provenance["attempt"] = attempt
     if row.agent not in SNAPSHOT_AGENTS:
@@ -304,7 +304,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         provenance["signature"] = row.signature
     provenance["signature_check"] = signature_check(row)
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
-        provenance["metrics"] = canonical(strip_host_paths(row.metrics))
+        provenance["metrics"] = canonical_stripped(row.metrics)
     if row.source_columns:
         provenance["source_columns"] = _columns(row.source_columns)
     if row.ended_at is not None:
@@ -332,9 +332,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
 
 def _columns(columns: dict[str, Any]) -> dict[str, Any]:
     """The other columns as stated; a NULL column states nothing (the viewer drops it too)."""
-    kept: dict[str, Any] = canonical(
-        strip_host_paths({k: v for k, v in columns.items() if v is not None})
-    )
+    kept: dict[str, Any] = canonical_stripped({k: v for k, v in columns.items() if v is not None})
     return kept
 
 
@@ -371,9 +369,7 @@ def fold_metrics(row: Row, kind: Kind = "database") -> tuple[dict[str, Any], dic
         metrics[name] = group
     if row.provider.lower() == "mock" or row.model.lower() == "mock":
         metrics["mock"] = True  # the publication rules keep mock runs out of `latest`
-    return canonical(strip_host_paths(metrics)), token_counts(
-        token_group, groups.get("cache_metrics")
-    )
+    return canonical_stripped(metrics), token_counts(token_group, groups.get("cache_metrics"))
 
 
 def signature_check(row: Row) -> str:
