@@ -99,7 +99,7 @@ class RunOutcome:
 @dataclass(frozen=True)
 class ImportOutcome:
     state: Literal["imported", "unchanged"]
-    runs: tuple[RunOutcome, ...]
+    runs: Sequence[RunOutcome]
     events: int
 
 

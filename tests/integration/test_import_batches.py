@@ -15,9 +15,10 @@ import pytest
 from benchledger.adapters.store import streams
 from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.adapters.store.importer import Importer
-from benchledger.domain import import_lookups, ledger_base
+from benchledger.domain import import_lookups, importing, ledger_base
 from benchledger.domain.signatures import benchmark_id_for, import_id_for, run_id_for
 from tests.helpers import write_jsonl
+from tests.unit.test_format_orchestrator import db_row, make_db
 
 URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
 STORES = [
@@ -171,3 +172,64 @@ class TestEventsWrittenTogether:
         assert import_file(services, path).new_runs == 4
         # Each run weighs 4 (three events and a cell): written two runs at a time.
         assert [len(args[0]) for args in puts.calls] == [7, 6, 2, 1]
+
+
+class TestSkipsOnTheWay:
+    def test_skips_and_their_notes_are_saved_as_the_file_goes_not_held_to_its_end(
+        self, services: Services, tmp_path: Path
+    ) -> None:
+        # Rows by run_id: runs ("x0r...") and skips ("x0s...") alternate.
+        rows = []
+        for i in range(6):
+            for prefix, status, metrics in (
+                ("r", "succeeded", {"n": 10, "return_code": 0}),
+                ("s", "skipped", {"reason": "already_succeeded"}),
+            ):
+                rows.append(
+                    db_row(
+                        run_id=f"x{i}{prefix}_bfcl_20260512T101500Z_1_{i:08x}",
+                        status=status,
+                        metrics=metrics,
+                    )
+                )
+        db = make_db(tmp_path / "orchestrator.sqlite", rows)
+        report = import_file(services, db)
+        assert (report.state, report.new_runs) == ("imported", 6)
+        notes = services.ledger.recorder.select_notifications(0, 1000)
+        topics = [n.topic.rsplit(":", 1)[1] for n in notes]
+        assert topics.count("SkipNoted") == topics.count("BenchmarkSkipped") == 6
+        # Each skip is saved with the run after it, not at the end of the file.
+        assert topics.index("SkipNoted") < topics.index(
+            "RunStarted", topics.index("RunStarted") + 1
+        )
+        assert topics[-2:] == ["ResultFileImported", "RunGroupClosed"]
+        # The last skip has no run after it: it is saved with the file's closing events.
+        assert topics[-5:-2] == ["BenchmarkSkipped", "SkipNoted", "BenchmarkRegistered"]
+
+    def test_many_skips_in_a_row_are_saved_without_waiting_for_a_run(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(importing, "CELL_BATCH", 2)
+        rows = [
+            db_row(
+                run_id=f"a{i}_bfcl_20260512T101500Z_1_{i:08x}",
+                status="skipped",
+                metrics={"reason": "already_succeeded"},
+            )
+            for i in range(3)
+        ]
+        rows.append(db_row(run_id="b_bfcl_20260512T101500Z_1_0000000a"))
+        report = import_file(services, make_db(tmp_path / "orchestrator.sqlite", rows))
+        assert report.new_runs == 1
+        topics = [
+            n.topic.rsplit(":", 1)[1]
+            for n in services.ledger.recorder.select_notifications(0, 1000)
+        ]
+        assert topics[:5] == [
+            "RunGroupOpened",
+            "BenchmarkSkipped",
+            "BenchmarkSkipped",
+            "SkipNoted",
+            "SkipNoted",
+        ]
+        assert topics.count("BenchmarkSkipped") == topics.count("SkipNoted") == 3
