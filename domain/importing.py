@@ -19,11 +19,12 @@ from benchledger.domain.errors import (
     ImportConflictError,
     RuleViolationError,
 )
+from benchledger.domain.import_lookups import LookupsAhead
+from benchledger.domain.import_outcomes import RunOutcomes
 from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
     ImportOutcome,
-    LedgerBase,
     RunOutcome,
     _project,
 )
@@ -87,7 +88,7 @@ class CountedAttempts:
                 yield event
 
 
-class Importing(LedgerBase):
+class Importing(LookupsAhead):
     # -- importing ------------------------------------------------------------
 
     def import_runs(
@@ -136,31 +137,38 @@ class Importing(LedgerBase):
         import_id = import_id_for(source.sha256)
         if self._first_event(import_id) is not None:
             return ImportOutcome("unchanged", (), 0)
-        outcomes: list[RunOutcome] = []
+        outcomes = RunOutcomes()
         keys: set[str] = set()
         new_benchmarks: dict[str, RunRecord] = {}
-        skips: list[SkipRecord] = []
+        # Skips and their notes not saved yet: saved with the next run's events, so that
+        # memory holds those of a batch, not of the file.
+        pending: list[SkipRecord] = []
         notes: list[Event] = []
         seen_skips: set[str] = set()
         if isinstance(items, Sequence):
             # Skips known up front open the group with the first write, as they always did.
-            self._new_skips(system, items, group, skips, notes, seen_skips)
-        pending: list[SkipRecord] = list(skips)  # skips whose events are not saved yet
+            self._new_skips(system, items, group, pending, notes, seen_skips)
+        skipped = len(pending)
+        # The attempts the source counted, by signature: small, and needed at the end.
         counted = CountedAttempts()
+        for skip in pending:
+            counted.skip(skip)
         appended = 0
-        for item in items:
+        for item in self._looked_up(system, items):
             if isinstance(item, GroupRecord):
                 group_events = self._source_group(system, item)
                 if group_events:
-                    self._append(group_events, group, pending, system)
-                    appended += len(group_events) + len(pending)
-                    pending = []
+                    appended += self._append(group_events, group, pending, notes, system)
                 continue
             if isinstance(item, SkipRecord):
                 if not isinstance(items, Sequence):
-                    known = len(skips)
-                    self._new_skips(system, [item], group, skips, notes, seen_skips)
-                    pending.extend(skips[known:])
+                    known = len(pending)
+                    self._new_skips(system, [item], group, pending, notes, seen_skips)
+                    for skip in pending[known:]:
+                        counted.skip(skip)
+                    skipped += len(pending) - known
+                    if len(pending) >= CELL_BATCH and group is not None:  # no run among them
+                        appended += self._append([], group, pending, notes, system)
                 continue
             record = item
             run_key = record.header.natural_key()
@@ -187,9 +195,7 @@ class Importing(LedgerBase):
                     kept: Literal["merged", "unchanged"] = "merged" if added else "unchanged"
                     outcomes.append(RunOutcome(current.id, run_key, kept))
                     if added:
-                        self._append(added, group, pending, system)
-                        appended += len(added) + len(pending)
-                        pending = []
+                        appended += self._append(added, group, pending, notes, system)
                     continue
                 if not amend:
                     more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
@@ -219,15 +225,11 @@ class Importing(LedgerBase):
             )
             new_benchmarks.setdefault(record.header.benchmark, record)
             counted.run(record, run_id)
-            self._append(events, group, pending, system)
-            appended += len(events) + len(pending)
-            pending = []
-        if not appended and not skips:
+            appended += self._append(events, group, pending, notes, system)
+        if not appended and not skipped:
             # Every run is already recorded with this content: the file adds no facts.
-            return ImportOutcome("unchanged", tuple(outcomes), 0)
-        for skip in skips:
-            counted.skip(skip)
-        closing: list[Event] = [*notes, *counted.events(self._signature_stream)]
+            return ImportOutcome("unchanged", outcomes, 0)
+        closing: list[Event] = list(counted.events(self._signature_stream))
         for name, record in sorted(new_benchmarks.items()):
             if self._first_event(benchmark_id_for(name)) is None:  # not registered yet
                 registered = benchmark_model.register(
@@ -246,31 +248,37 @@ class Importing(LedgerBase):
                 path=source.path,
                 sha256=source.sha256,
                 size=source.size,
-                run_ids=[o.run_id for o in outcomes],
+                run_ids=outcomes.run_ids(),
                 run_group_id=group.id if group else None,
             )
         )
-        if skips and group is None:
+        if skipped and group is None:
             raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
-        self._append(closing, group, pending, system)
-        appended += len(closing) + len(pending)
+        appended += self._append(closing, group, pending, notes, system)
         if group is not None:
-            for o in outcomes:
-                group.count(o.state)
-            group.count("skipped", len(skips))
-        changed = [o for o in outcomes if o.state != "unchanged"]
-        state: Literal["imported", "unchanged"] = "imported" if changed or skips else "unchanged"
-        return ImportOutcome(state, tuple(outcomes), appended)
+            for outcome, n in outcomes.counts().items():
+                group.count(outcome, n)
+            group.count("skipped", skipped)
+        changed = outcomes.changed()
+        state: Literal["imported", "unchanged"] = "imported" if changed or skipped else "unchanged"
+        return ImportOutcome(state, outcomes, appended)
 
     def _append(
         self,
         events: list[Event],
         group: GroupHandle | None,
-        skips: Sequence[SkipRecord],
+        skips: list[SkipRecord],
+        notes: list[Event],
         system: str,
-    ) -> None:
-        built = [self._skip_event(group, s, system) for s in skips]
-        self._save_with_group(events, group, built)
+    ) -> int:
+        """Save the events with the skips and notes waiting (and forget those); how many
+        events that saved."""
+        saved = len(events) + len(skips) + len(notes)
+        group_events = [self._skip_event(group, s, system) for s in skips]
+        self._save_with_group([*notes, *events], group, group_events)
+        skips.clear()
+        notes.clear()
+        return saved
 
     def _merge(
         self, current: Run, record: RunRecord, source: SourceFile

@@ -29,6 +29,19 @@ from benchledger.domain.signatures import (
 )
 
 CELL_BATCH = 500
+# Inside a transaction, saves are written together once this many events (or cells and
+# turns) are waiting: few inserts, a bounded batch in memory, and one insert stays far
+# below the ~5,000 events PostgreSQL's pipeline tolerates.
+SAVE_EVENTS = 1_000
+SAVE_WEIGHT = 5_000
+
+
+def _weight(event: Event) -> int:
+    if isinstance(event, run_model.CellsRecorded):
+        return 1 + len(event.cells)
+    if isinstance(event, run_model.TrajectoryRecorded):
+        return 1 + len(event.turns)
+    return 1
 
 
 def _utc_now() -> datetime:
@@ -86,7 +99,7 @@ class RunOutcome:
 @dataclass(frozen=True)
 class ImportOutcome:
     state: Literal["imported", "unchanged"]
-    runs: tuple[RunOutcome, ...]
+    runs: Sequence[RunOutcome]
     events: int
 
 
@@ -102,24 +115,41 @@ class LedgerBase(Application[UUID]):
     # Without one, `appending_together` holds the events and saves them once at the end.
     transaction: Callable[[], AbstractContextManager[None]] | None = None
     _held: list[Event] | None = None
+    # Saved inside the transaction, not written yet (see `_save`), and their weight.
+    _buffer: list[Event] | None = None
+    _buffered: int = 0
+    # Set by the composition root: which of the given streams hold events, in one query.
+    streams_present: Callable[[Sequence[UUID]], set[UUID]] | None = None
+    # Streams a batch lookup found without events (`import_lookups`), while appending
+    # together: `_first_event` needs no query for them.
+    _absent: set[UUID] | None = None
 
     @contextmanager
     def appending_together(self) -> Iterator[None]:
         """Every save inside is committed together or not at all."""
-        if self._held is not None:
+        if self._held is not None or self._buffer is not None:
             raise RuntimeError("already appending together")
-        if self.transaction is not None:
-            with self.transaction():
-                yield
-            return
-        held: list[Event] = []
-        self._held = held
+        self._absent = None
         try:
-            yield
+            if self.transaction is not None:
+                with self.transaction():
+                    self._buffer, self._buffered = [], 0
+                    try:
+                        yield
+                        self._write_buffer()
+                    finally:
+                        self._buffer = None
+                return
+            held: list[Event] = []
+            self._held = held
+            try:
+                yield
+            finally:
+                self._held = None
+            if held:
+                self._save(held)
         finally:
-            self._held = None
-        if held:
-            self._save(held)
+            self._absent = None
 
     # -- reading aggregates -------------------------------------------------
 
@@ -141,6 +171,8 @@ class LedgerBase(Application[UUID]):
             return None
 
     def _first_event(self, aggregate_id: UUID) -> Event | None:
+        if self._absent is not None and aggregate_id in self._absent:
+            return None
         for event in self.events.get(aggregate_id, lte=1):
             return event  # type: ignore[return-value]
         return None
@@ -149,8 +181,28 @@ class LedgerBase(Application[UUID]):
         if self._held is not None:
             self._held.extend(events)
             return
+        if self._buffer is not None:
+            self._buffer.extend(events)
+            self._buffered += sum(_weight(e) for e in events)
+            if len(self._buffer) >= SAVE_EVENTS or self._buffered >= SAVE_WEIGHT:
+                self._write_buffer()
+            return
         try:
             self.save(*events)
+        except IntegrityError as e:
+            raise ConcurrencyError(
+                "another writer recorded the same events first; try again"
+            ) from e
+
+    def _write_buffer(self) -> None:
+        """Write the events saved inside the transaction so far, in one insert. Not through
+        `save()`: its per-object protocol checks cost more than the insert itself here."""
+        assert self._buffer is not None
+        events, self._buffer, self._buffered = self._buffer, [], 0
+        if not events:
+            return
+        try:
+            self.events.put(events)
         except IntegrityError as e:
             raise ConcurrencyError(
                 "another writer recorded the same events first; try again"

@@ -26,7 +26,7 @@ class CellsProjection(Projection):
     topics = topics_of(CellsRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        run_id = str(envelope.stream)
+        run_id = envelope.stream_id
         yield (
             INSERT,
             [

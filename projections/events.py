@@ -39,10 +39,10 @@ class EventsProjection(Projection):
             name, at, data = "CellsRecorded", iso(batch.timestamp), _summary(envelope, batch)
         else:
             event = envelope.event
-            name, at, data = type(event).__name__, iso(event.timestamp), envelope.state.decode()
+            name, at, data = type(event).__name__, envelope.recorded_at, envelope.state.decode()
         yield (
             INSERT,
-            (envelope.position, str(envelope.stream), envelope.version, name, at, data),
+            (envelope.position, envelope.stream_id, envelope.version, name, at, data),
         )
 
 

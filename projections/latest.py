@@ -267,7 +267,7 @@ class LatestProjection(Projection):
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
-        run_id = str(envelope.stream)
+        run_id = envelope.stream_id
         pos = envelope.position
         if isinstance(event, RunStarted):
             yield (
@@ -282,8 +282,8 @@ class LatestProjection(Projection):
                     event.signature,
                     event.comparison_signature,
                     iso(event.started_at),
-                    iso(event.timestamp),
-                    to_json(event.config),
+                    envelope.recorded_at,
+                    envelope.json("config"),
                     event.source_path,
                     event.run_dir,
                     int(is_synthetic(event.agent)),
@@ -323,9 +323,9 @@ class LatestProjection(Projection):
                     event.unit,
                     int(event.higher_is_better),
                     iso(event.ended_at),
-                    to_json(event.metrics),
-                    to_json(event.tokens),
-                    to_json(event.artifacts),
+                    envelope.json("metrics"),
+                    envelope.json("tokens"),
+                    envelope.json("artifacts"),
                     event.error,
                     pos,
                     run_id,

@@ -201,7 +201,7 @@ class RunsProjection(Projection):
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        run_id = str(envelope.stream)
+        run_id = envelope.stream_id
         pos = envelope.position
         if envelope.topic == CellsRecorded.TOPIC:
             batch = envelope.cells()
@@ -224,7 +224,7 @@ class RunsProjection(Projection):
             )
             return
         event = envelope.event
-        at = iso(event.timestamp)
+        at = envelope.recorded_at
         if isinstance(event, RunStarted):
             yield (
                 INSERT,
@@ -237,7 +237,7 @@ class RunsProjection(Projection):
                     event.model,
                     event.attempt,
                     iso(event.started_at),
-                    to_json(event.config),
+                    envelope.json("config"),
                     event.signature,
                     event.comparison_signature,
                     uid(event.run_group_id),
@@ -265,13 +265,13 @@ class RunsProjection(Projection):
                     event.score,
                     event.unit,
                     int(event.higher_is_better),
-                    to_json(event.metrics),
-                    to_json(event.tokens),
+                    envelope.json("metrics"),
+                    envelope.json("tokens"),
                     event.duration_seconds,
                     event.exit_code,
                     event.error,
                     iso(event.ended_at),
-                    to_json(event.artifacts),
+                    envelope.json("artifacts"),
                     at,
                     pos,
                     run_id,

@@ -33,23 +33,35 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     else:
         conn = sqlite3.connect(str(path), isolation_level=None, timeout=60)
         conn.execute("PRAGMA journal_mode=WAL")
+        # Read models are derived: a commit needs no fsync of its own. In WAL mode a power
+        # loss can only take the last folds back (never half of one), and the next command
+        # folds them again; the event store's own connection keeps syncing every commit.
+        conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=60000")
     return conn
 
 
+# Events and read-model rows are mostly 0.5-3 KB: a 16 KiB page holds several, where a
+# 4 KiB one (SQLite's default) held one or two and left the rest empty. New ledgers are
+# a sixth smaller and an import does fewer page reads and writes.
+PAGE_SIZE = 16384
+
+
 def prepare_new_file(path: Path) -> None:
-    """Give a ledger file that does not exist yet (or is empty) incremental auto-vacuum.
+    """Give a ledger file that does not exist yet (or is empty) incremental auto-vacuum
+    and pages of PAGE_SIZE.
 
     Rebuilds drop whole tables; with this setting their pages can be handed back to
-    the file system (`reclaim_free_pages`) instead of only being reused. It can only
+    the file system (`reclaim_free_pages`) instead of only being reused. Both can only
     be chosen before the first table exists: switching later needs a VACUUM, which may
     renumber the event store's rowids (its notification ids), so older ledgers keep
-    reusing freed pages, which bounds their size as well.
+    their pages and reuse freed ones, which bounds their size as well.
     """
     if path.exists() and path.stat().st_size > 0:
         return
     conn = sqlite3.connect(str(path), isolation_level=None)
     try:
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")  # writes the header, and the setting
     finally:

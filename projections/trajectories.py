@@ -52,5 +52,5 @@ class TrajectoriesProjection(Projection):
         event = envelope.event
         if not isinstance(event, TrajectoryRecorded):
             return
-        run_id = str(envelope.stream)
+        run_id = envelope.stream_id
         yield INSERT, [(run_id, *(getattr(t, c) for c in COLUMNS)) for t in event.turns]

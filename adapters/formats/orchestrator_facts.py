@@ -1,5 +1,5 @@
 """Small pure facts of orchestrator rows: canonical metrics, host paths cut to
-relative ones, token counts under canonical names, run_id timestamps, signatures."""
+relative ones, token counts under canonical names, run_id attempts, signatures."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import hashlib
 import json
 import math
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
-RUN_ID = re.compile(r"_(?P<ts>\d{8}T\d{6}Z)_(?P<attempt>\d+)_[0-9a-f]{8}$")
+RUN_ID = re.compile(r"_\d{8}T\d{6}Z_(?P<attempt>\d+)_[0-9a-f]{8}$")
 RESULT_ROOTS = ("/benchmark_results/", "/test-results/benchmark-orchestrator/")
 HOST_PATH = re.compile(r"(?<![\w.:/~-])(?:~/|/(?=[^/\s]+/)|[A-Za-z]:\\)[^\s'\"<>|,;)\]}]+")
 TOKEN_ALIASES = {
@@ -67,7 +66,22 @@ def canonical(value: Any) -> Any:
 
 
 def _text(value: str) -> str:
-    value.encode("utf-8")
+    if not value.isascii():  # ASCII always encodes: only other text can hold a surrogate
+        value.encode("utf-8")
+    return value
+
+
+def canonical_stripped(value: Any) -> Any:
+    """`canonical(strip_host_paths(value))` in one walk: most of what a row keeps goes
+    through both."""
+    if isinstance(value, dict):
+        return {_text(str(k)): canonical_stripped(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [canonical_stripped(v) for v in value]
+    if isinstance(value, str):
+        if "/" in value or "\\" in value:
+            value = HOST_PATH.sub(_relative, value)
+        return _text(value)
     return value
 
 
@@ -90,16 +104,10 @@ def _relative(match: re.Match[str]) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1] or "."
 
 
-def run_id_facts(run_id: str) -> tuple[datetime | None, int | None]:
-    """The start second and attempt number the orchestrator writes into a run_id."""
+def run_id_attempt(run_id: str) -> int | None:
+    """The attempt number the orchestrator writes into a run_id."""
     found = RUN_ID.search(run_id)
-    if found is None:
-        return None, None
-    try:
-        started = datetime.strptime(found["ts"], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None, int(found["attempt"])
-    return started, int(found["attempt"])
+    return int(found["attempt"]) if found is not None else None
 
 
 def derive_signature(

@@ -50,9 +50,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.orchestrator_facts import (
     canonical,
+    canonical_stripped,
     derive_signature,
     number,
-    run_id_facts,
+    run_id_attempt,
     strip_host_paths,
     token_counts,
 )
@@ -305,9 +306,8 @@ def _repair_reason(row: Row) -> str | None:
 def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecord:
     metrics, tokens = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
-    _, run_id_attempt = run_id_facts(row.run_id)
     provenance: dict[str, Any] = {}
-    attempt = row.attempt if row.attempt is not None else run_id_attempt
+    attempt = row.attempt if row.attempt is not None else run_id_attempt(row.run_id)
     if attempt is not None:
         provenance["attempt"] = attempt
     if row.agent not in SNAPSHOT_AGENTS:
@@ -371,7 +371,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
         provenance["benchmark_directory"] = row.benchmark_directory
     provenance["signature_check"] = signature_check(row)
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
-        provenance["metrics"] = canonical(strip_host_paths(row.metrics))
+        provenance["metrics"] = canonical_stripped(row.metrics)
     if row.source_columns:
         provenance["source_columns"] = _columns(row.source_columns)
     if row.ended_at is not None:
@@ -401,9 +401,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
 
 def _columns(columns: dict[str, Any]) -> dict[str, Any]:
     """The other columns as stated; a NULL column states nothing (the viewer drops it too)."""
-    kept: dict[str, Any] = canonical(
-        strip_host_paths({k: v for k, v in columns.items() if v is not None})
-    )
+    kept: dict[str, Any] = canonical_stripped({k: v for k, v in columns.items() if v is not None})
     return kept
 
 
@@ -440,9 +438,7 @@ def fold_metrics(row: Row, kind: Kind = "database") -> tuple[dict[str, Any], dic
         metrics[name] = group
     if row.provider.lower() == "mock" or row.model.lower() == "mock":
         metrics["mock"] = True  # the publishability gate flags mock runs
-    return canonical(strip_host_paths(metrics)), token_counts(
-        token_group, groups.get("cache_metrics")
-    )
+    return canonical_stripped(metrics), token_counts(token_group, groups.get("cache_metrics"))
 
 
 def signature_check(row: Row) -> str:

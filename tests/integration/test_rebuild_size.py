@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from benchledger.projections.store import PAGE_SIZE
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_jsonl
 
@@ -42,6 +43,7 @@ class TestRebuildSize:
         import_runs(invoke, tmp_path)
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
+            assert conn.execute("PRAGMA page_size").fetchone() == (PAGE_SIZE,)
         ids = notification_ids(db)
         before, _ = pages(db)
         sizes = []
@@ -65,6 +67,7 @@ class TestRebuildSize:
         import_runs(invoke, tmp_path)
         with sqlite3.connect(db) as conn:
             assert conn.execute("PRAGMA auto_vacuum").fetchone() == (0,)
+            assert conn.execute("PRAGMA page_size").fetchone() == (4096,)  # as it was made
         invoke("rebuild")
         first, _ = pages(db)
         for _ in range(4):

@@ -1,0 +1,58 @@
+"""An import asks the event store which of a batch of runs are new in one query, instead
+of one lookup per run against a table that grows with every file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from uuid import UUID
+
+from benchledger.domain.ledger_base import LedgerBase
+from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
+from benchledger.domain.run_group import source_group_id
+from benchledger.domain.signatures import natural_id, run_id_for
+
+Parsed = RunRecord | SkipRecord | GroupRecord
+
+# Records read ahead at a time; fewer when their cells are many (memory holds a batch).
+LOOKAHEAD = 500
+LOOKAHEAD_CELLS = 5_000
+
+
+def stream_id(system: str, item: Parsed) -> UUID | None:
+    """The stream whose first event says whether the item is recorded already."""
+    if isinstance(item, RunRecord):
+        return run_id_for(system, item.header.natural_key())
+    if isinstance(item, GroupRecord):
+        return source_group_id(system, item.group_key)
+    if item.skip_key is not None:
+        return natural_id("skip", system, item.skip_key)
+    return None
+
+
+class LookupsAhead(LedgerBase):
+    def _looked_up(self, system: str, items: Iterable[Parsed]) -> Iterator[Parsed]:
+        """`items`, read a batch ahead: the batch's streams that hold no events are known
+        before the first of them is yielded. Like one lookup each, this sees what is
+        committed (an append of this import is not, until it commits). Only while
+        appending together, which forgets what it learnt when it ends."""
+        present = self.streams_present
+        if present is None:
+            yield from items
+            return
+        for batch in _batches(items):
+            ids = {i for i in (stream_id(system, item) for item in batch) if i is not None}
+            self._absent = ids - present(list(ids))
+            yield from batch
+
+
+def _batches(items: Iterable[Parsed]) -> Iterator[list[Parsed]]:
+    batch: list[Parsed] = []
+    cells = 0
+    for item in items:
+        batch.append(item)
+        cells += len(item.cells) if isinstance(item, RunRecord) else 0
+        if len(batch) >= LOOKAHEAD or cells >= LOOKAHEAD_CELLS:
+            yield batch
+            batch, cells = [], 0
+    if batch:
+        yield batch

@@ -1,0 +1,235 @@
+"""An import asks the store which runs are new a batch at a time, and writes its events a
+batch at a time, inside the file's one transaction: no query or insert per run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchledger.adapters.store import streams
+from benchledger.adapters.store.bootstrap import Services, Settings, build
+from benchledger.adapters.store.importer import Importer
+from benchledger.domain import import_lookups, importing, ledger_base
+from benchledger.domain.signatures import benchmark_id_for, import_id_for, run_id_for
+from tests.helpers import write_jsonl
+from tests.unit.test_format_orchestrator import db_row, make_db
+
+URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
+STORES = [
+    "sqlite",
+    pytest.param(
+        "postgres",
+        marks=[pytest.mark.postgres, pytest.mark.skipif(not URL, reason="no PostgreSQL")],
+    ),
+]
+
+
+@pytest.fixture(params=STORES)
+def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Services]:
+    if request.param == "sqlite":
+        with build(Settings(db_path=tmp_path / "ledger.db")) as s:
+            yield s
+        return
+    import psycopg
+
+    assert URL
+    schema = f"bl_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in URL else "?"
+    try:
+        settings = Settings(
+            db_path=tmp_path / "ledger.db", event_store_url=f"{URL}{sep}schema={schema}"
+        )
+        with build(settings) as s:
+            yield s
+    finally:
+        with psycopg.connect(URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def runs_file(path: Path, keys: list[str], score: float = 0.5) -> Path:
+    lines: list[dict[str, Any]] = []
+    for key in keys:
+        lines.append(
+            {
+                "type": "run",
+                "run_key": key,
+                "benchmark": "bfcl",
+                "agent": "eliza",
+                "model": "m",
+                "status": "succeeded",
+                "score": score,
+            }
+        )
+        lines.append({"type": "cell", "key": "c", "outcome": "passed"})
+    return write_jsonl(path, lines)
+
+
+def report_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def import_file(services: Services, path: Path) -> Any:
+    ledger = services.ledger
+    group = ledger.new_group("import", "import")
+    report = Importer(ledger).import_file(path, group=group)
+    ledger.close_group(group)
+    return report
+
+
+class Counting:
+    """Counts the calls of one method (a spy over the real thing, not a fake)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, obj: Any, name: str) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        real = getattr(obj, name)
+
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(args)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(obj, name, spy)
+
+
+class TestWhichRunsAreNew:
+    def test_the_store_names_exactly_the_streams_that_hold_events(
+        self, services: Services, tmp_path: Path
+    ) -> None:
+        import_file(services, runs_file(tmp_path / "a.jsonl", ["a", "b"]))
+        recorded = [run_id_for("native", "a"), run_id_for("native", "b")]
+        others = [uuid.uuid4() for _ in range(streams.CHUNK + 3)]  # more than one chunk
+        present = services.ledger.streams_present
+        assert present is not None
+        assert present([*others, *recorded]) == set(recorded)
+        assert present([]) == set()
+
+    def test_new_runs_are_found_a_batch_at_a_time_not_run_by_run(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(import_lookups, "LOOKAHEAD", 4)
+        keys = [f"r{i}" for i in range(10)]
+        ledger = services.ledger
+        path = runs_file(tmp_path / "a.jsonl", keys)
+        lookups = Counting(monkeypatch, ledger, "streams_present")
+        reads = Counting(monkeypatch, ledger.events, "get")
+        report = Importer(ledger).import_file(path, group=ledger.new_group("import", "import"))
+        assert (report.state, report.new_runs) == ("imported", 10)
+        assert [len(ids) for (ids,) in lookups.calls] == [4, 4, 2]
+        # The file's own stream and its one benchmark's are read: no run's.
+        assert [args[0] for args in reads.calls] == [
+            import_id_for(report_sha(path)),
+            benchmark_id_for("bfcl"),
+        ]
+
+    def test_runs_recorded_already_are_still_compared_with_what_they_hold(
+        self, services: Services, tmp_path: Path
+    ) -> None:
+        import_file(services, runs_file(tmp_path / "a.jsonl", ["a", "b"]))
+        report = import_file(services, runs_file(tmp_path / "b.jsonl", ["a", "b", "c"]))
+        assert (report.state, report.runs, report.new_runs) == ("imported", 3, 1)
+        changed = import_file(services, runs_file(tmp_path / "c.jsonl", ["c", "d"], score=0.9))
+        assert changed.state == "conflict" and "score: recorded 0.5" in str(changed.message)
+
+    def test_a_run_another_writer_records_after_the_lookup_is_refused_by_the_store(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import_file(services, runs_file(tmp_path / "a.jsonl", ["a"]))
+        before = services.runner.head_position()
+        # A lookup that missed a run committed since: the append must not duplicate it.
+        monkeypatch.setattr(services.ledger, "streams_present", lambda ids: set())
+        report = import_file(services, runs_file(tmp_path / "b.jsonl", ["b", "a"]))
+        assert report.state == "failed" and "other writers kept changing" in str(report.message)
+        assert services.runner.head_position() == before
+
+
+class TestEventsWrittenTogether:
+    def test_a_files_events_are_written_in_few_inserts(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(ledger_base, "SAVE_EVENTS", 25)
+        puts = Counting(monkeypatch, services.ledger.events, "put")
+        path = runs_file(tmp_path / "a.jsonl", [f"r{i}" for i in range(20)])
+        assert import_file(services, path).new_runs == 20
+        # The group's opening, 20 runs of 3 events, a benchmark and the file: 63 events,
+        # written whenever 25 or more wait after a run's save; then the group closes,
+        # after the file's transaction.
+        assert [len(args[0]) for args in puts.calls] == [25, 27, 11, 1]
+        assert services.runner.head_position() == 64
+
+    def test_cells_and_turns_count_towards_a_write(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(ledger_base, "SAVE_WEIGHT", 8)
+        puts = Counting(monkeypatch, services.ledger.events, "put")
+        path = runs_file(tmp_path / "a.jsonl", [f"r{i}" for i in range(4)])
+        assert import_file(services, path).new_runs == 4
+        # Each run weighs 4 (three events and a cell): written two runs at a time.
+        assert [len(args[0]) for args in puts.calls] == [7, 6, 2, 1]
+
+
+class TestSkipsOnTheWay:
+    def test_skips_and_their_notes_are_saved_as_the_file_goes_not_held_to_its_end(
+        self, services: Services, tmp_path: Path
+    ) -> None:
+        # Rows by run_id: runs ("x0r...") and skips ("x0s...") alternate.
+        rows = []
+        for i in range(6):
+            for prefix, status, metrics in (
+                ("r", "succeeded", {"n": 10, "return_code": 0}),
+                ("s", "skipped", {"reason": "already_succeeded"}),
+            ):
+                rows.append(
+                    db_row(
+                        run_id=f"x{i}{prefix}_bfcl_20260512T101500Z_1_{i:08x}",
+                        status=status,
+                        metrics=metrics,
+                    )
+                )
+        db = make_db(tmp_path / "orchestrator.sqlite", rows)
+        report = import_file(services, db)
+        assert (report.state, report.new_runs) == ("imported", 6)
+        notes = services.ledger.recorder.select_notifications(0, 1000)
+        topics = [n.topic.rsplit(":", 1)[1] for n in notes]
+        assert topics.count("SkipNoted") == topics.count("BenchmarkSkipped") == 6
+        # Each skip is saved with the run after it, not at the end of the file.
+        assert topics.index("SkipNoted") < topics.index(
+            "RunStarted", topics.index("RunStarted") + 1
+        )
+        assert topics[-2:] == ["ResultFileImported", "RunGroupClosed"]
+        # The last skip has no run after it: it is saved with the file's closing events.
+        assert topics[-5:-2] == ["BenchmarkSkipped", "SkipNoted", "BenchmarkRegistered"]
+
+    def test_many_skips_in_a_row_are_saved_without_waiting_for_a_run(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(importing, "CELL_BATCH", 2)
+        rows = [
+            db_row(
+                run_id=f"a{i}_bfcl_20260512T101500Z_1_{i:08x}",
+                status="skipped",
+                metrics={"reason": "already_succeeded"},
+            )
+            for i in range(3)
+        ]
+        rows.append(db_row(run_id="b_bfcl_20260512T101500Z_1_0000000a"))
+        report = import_file(services, make_db(tmp_path / "orchestrator.sqlite", rows))
+        assert report.new_runs == 1
+        topics = [
+            n.topic.rsplit(":", 1)[1]
+            for n in services.ledger.recorder.select_notifications(0, 1000)
+        ]
+        assert topics[:5] == [
+            "RunGroupOpened",
+            "BenchmarkSkipped",
+            "BenchmarkSkipped",
+            "SkipNoted",
+            "SkipNoted",
+        ]
+        assert topics.count("BenchmarkSkipped") == topics.count("SkipNoted") == 3

@@ -1,0 +1,67 @@
+"""What folds share: the read models' JSON text, and one decode per stored event."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from benchledger.domain import run as run_model
+from benchledger.domain.records import RunStatus
+from benchledger.projections.base import Envelope, _default, iso, to_json
+
+VALUES: list[Any] = [
+    {"b": 1, "a": [1.5, float("nan"), float("inf"), None, True, 'é\n"\u2028\\']},
+    {"z": {"y": {"x": [{"w": 1}]}}, "10": 0, "2": -1},
+    "text",
+    3,
+    10**40,
+    0.1,
+    [],
+    {},
+    (1, 2),
+    {1: "int keys", 2: "sorted too"},
+    {"when": datetime(2026, 1, 5, 8, 0, tzinfo=UTC), "id": uuid.UUID(int=7)},
+]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_read_model_json_is_what_json_dumps_writes(value: Any) -> None:
+    expected = json.dumps(value, sort_keys=True, ensure_ascii=False, default=_default)
+    assert to_json(value) == expected
+
+
+def test_read_model_json_refuses_what_json_dumps_refuses() -> None:
+    assert to_json(None) is None
+    with pytest.raises(TypeError):
+        to_json({1: "a", "b": 2})  # keys that cannot be sorted
+    with pytest.raises(TypeError):
+        to_json({"x": object()})
+
+
+def test_an_envelope_decodes_its_event_once_for_every_fold_that_reads_it() -> None:
+    stream = uuid.uuid4()
+    event = run_model.RunFinished(
+        originator_id=stream,
+        originator_version=2,
+        status=RunStatus.SUCCEEDED,
+        metrics={"b": 2, "a": 1},
+        tokens={"prompt_tokens": 3},
+    )
+    decoded: list[int] = []
+
+    def decode() -> run_model.RunFinished:
+        decoded.append(1)
+        return event
+
+    envelope = Envelope(5, stream, 2, event.TOPIC, b"{}", decode)
+    for _ in range(3):  # as several folds would
+        assert envelope.json("metrics") == '{"a": 1, "b": 2}'
+        assert envelope.json("tokens") == to_json(event.tokens)
+        assert envelope.json("artifacts") == "[]"
+        assert envelope.recorded_at == iso(event.timestamp)
+        assert envelope.stream_id == str(stream)
+    assert decoded == [1]
