@@ -186,12 +186,19 @@ class ReadModelStore:
             names[table.name] = name
         return names
 
-    def _create_indexes(self, table: Table) -> None:
+    def _create_indexes(self, table: Table, suffix: str = "") -> None:
         for columns in table.indexes:
             self.conn.execute(
-                f"CREATE INDEX IF NOT EXISTS [idx_{table.name}_{'_'.join(columns)}] "
-                f"ON [{table.name}] ({', '.join(f'[{c}]' for c in columns)})"
+                f"CREATE INDEX IF NOT EXISTS [idx_{table.name}{suffix}_{'_'.join(columns)}] "
+                f"ON [{table.name}{suffix}] ({', '.join(f'[{c}]' for c in columns)})"
             )
+
+    def index_rebuilt(self, projection: Projection, suffix: str) -> None:
+        """Index rebuilt tables before their settle reads them (its statements look rows
+        up by key; without indexes that is quadratic in the rows). `swap_in` replaces
+        these indexes by the live names'."""
+        for table in projection.tables:
+            self._create_indexes(table, suffix)
 
     def swap_in(self, projection: Projection, suffix: str) -> None:
         """Replace live tables by rebuilt ones; call inside `write()`."""
@@ -204,6 +211,9 @@ class ReadModelStore:
         for table in projection.tables:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table.name}]")
             self.conn.execute(f"ALTER TABLE [{table.name + suffix}] RENAME TO [{table.name}]")
+            for columns in table.indexes:  # made for the settle: renamed with the table
+                name = f"idx_{table.name}{suffix}_{'_'.join(columns)}"
+                self.conn.execute(f"DROP INDEX IF EXISTS [{name}]")
             self._create_indexes(table)
 
     def apply(

@@ -178,6 +178,9 @@ class ProjectionRunner:
                     self.store.apply(p, fresh[p.name], page)
                 position = page[-1].position
                 count += len(page)
+            for p in targets:
+                if type(p).settle is not Projection.settle:
+                    self.store.index_rebuilt(p, REBUILD_SUFFIX)
             self._settle(self.store, {p.name: fresh[p.name] for p in targets})
             for p in targets:
                 self.store.swap_in(p, REBUILD_SUFFIX)

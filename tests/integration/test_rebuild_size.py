@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from benchledger.projections.store import PAGE_SIZE
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_jsonl
@@ -76,3 +78,36 @@ class TestRebuildSize:
             # table's own b-tree splits differently from one rebuild to the next);
             # not reusing them would add every read-model page again (hundreds).
             assert pages(db)[0] <= first + 4
+
+
+def test_a_rebuild_settles_on_indexed_tables_and_leaves_only_the_live_indexes(
+    invoke: Invoke, tmp_path: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The settle's statements look candidates up by key: on unindexed rebuilt tables
+    # they were quadratic in the runs (an orchestrator import of 50k rows took minutes).
+    from benchledger.projections.store import ReadModelStore
+
+    import_runs(invoke, tmp_path)
+    seen: dict[str, set[str]] = {}
+    settle = ReadModelStore.settle
+
+    def spy(self: ReadModelStore, projection: object, names: dict[str, str]) -> None:
+        for table in names.values():
+            found = self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                "AND name NOT LIKE 'sqlite_autoindex%'",
+                (table,),
+            )
+            seen[table] = {r[0] for r in found}
+        settle(self, projection, names)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ReadModelStore, "settle", spy)
+    invoke("rebuild")
+    assert seen["candidates__rebuild"] == {
+        "idx_candidates__rebuild_benchmark_agent",
+        "idx_candidates__rebuild_run_key",
+    }
+    with sqlite3.connect(db) as conn:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert not [n for n in names if "__rebuild" in n]
+    assert {"idx_candidates_benchmark_agent", "idx_candidates_run_key"} <= names
