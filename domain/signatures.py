@@ -11,6 +11,7 @@ comparison signature = sha256(canonical({benchmark, provider, model, config}))
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from typing import Any
@@ -53,6 +54,7 @@ def comparison_signature(benchmark: str, provider: str, model: str, config: dict
     )
 
 
+@functools.lru_cache(maxsize=4096)  # an import asks twice per run: looking ahead, appending
 def natural_id(kind: str, *parts: str) -> UUID:
     """A stable aggregate id for a natural key, so repeated work is idempotent."""
     return uuid5(NAMESPACE, "\x1f".join((kind, *parts)))

@@ -10,8 +10,14 @@ failed or quarantined attempt therefore never displaces a good latest row.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from benchledger.domain.publication import agent_marker, is_synthetic, non_real_marker
+from benchledger.domain.publication import (
+    agent_marker,
+    is_synthetic,
+    may_hold_marker,
+    non_real_marker,
+)
 from benchledger.domain.run import (
     RunFinished,
     RunInvalidated,
@@ -131,6 +137,11 @@ def _set(column: str) -> str:
     return SET.replace("{column}", column)
 
 
+def _marker(payload: Any, *texts: str | None) -> str | None:
+    """`non_real_marker(payload)`, walked only when its text (`texts`) may hold one."""
+    return non_real_marker(payload) if may_hold_marker(*texts) else None
+
+
 class LatestProjection(Projection):
     name = "latest"
     version = versions.version(name)
@@ -180,13 +191,14 @@ class LatestProjection(Projection):
                     event.source_path,
                     event.run_dir,
                     int(is_synthetic(event.agent)),
-                    agent_marker(event.agent) or non_real_marker(event.config),
+                    agent_marker(event.agent) or _marker(event.config, envelope.json("config")),
                     pos,
                 ),
             )
             return
         if isinstance(event, RunFinished):
-            marker = non_real_marker({"metrics": event.metrics, "error": event.error})
+            payload = {"metrics": event.metrics, "error": event.error}
+            marker = _marker(payload, envelope.json("metrics"), event.error)
             yield (
                 FINISH,
                 (
