@@ -34,6 +34,7 @@ the work in keys derived for runs without one (`work_key`): identities never cha
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -237,6 +238,7 @@ def work_key(
     return legacy_signature(benchmark, agent, provider, model, config)
 
 
+@functools.lru_cache(maxsize=4096)  # an import asks twice per run: looking ahead, appending
 def natural_id(kind: str, *parts: str) -> UUID:
     """A stable aggregate id for a natural key, so repeated work is idempotent."""
     return uuid5(NAMESPACE, "\x1f".join((kind, *parts)))

@@ -136,7 +136,9 @@ class Projection:
     topics: ClassVar[frozenset[str] | None] = None
 
     def prepare(self, read: Any, names: dict[str, str]) -> None:
-        """Load whatever running state a fold needs before a page (most need none)."""
+        """Load whatever running state a fold needs before a page (most need none). A
+        fold read ahead in another process prepares once, from the committed tables,
+        before its first page: state a fold changes must be kept in the projection."""
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         raise NotImplementedError

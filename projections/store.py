@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import sqlite_utils
 
-from benchledger.projections.base import Change, Envelope, Projection, Table, group_changes
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    Params,
+    Projection,
+    Table,
+    group_changes,
+)
 from benchledger.projections.versions import STATE_TABLE
 
 REBUILD_SUFFIX = "__rebuild"
@@ -235,8 +242,11 @@ class ReadModelStore:
         assert self._in_transaction
         self._execute(names, projection.settle())
 
-    def _execute(self, names: dict[str, str], changes: Iterable[Change]) -> None:
-        for sql, batch in group_changes(changes):
+    def run(self, names: dict[str, str], batches: Iterable[tuple[str, list[Params]]]) -> None:
+        """Run statements folded already (consecutive equal ones as a batch), over the
+        tables `names`; call inside `write()`."""
+        assert self._in_transaction
+        for sql, batch in batches:
             statement = sql.format(**names)
             if not batch:
                 continue
@@ -244,6 +254,9 @@ class ReadModelStore:
                 self.conn.execute(statement, batch[0])
             else:
                 self.conn.executemany(statement, batch)
+
+    def _execute(self, names: dict[str, str], changes: Iterable[Change]) -> None:
+        self.run(names, group_changes(changes))
 
     def _read_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.conn.execute(sql, params).fetchone()

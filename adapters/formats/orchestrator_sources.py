@@ -149,18 +149,19 @@ def _sqlite_rows(
                     yield from ((dict(r), None) for r in group_batch)
             cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
             trajectories = "benchmark_run_trajectories" in tables
-            while batch := cursor.fetchmany(ROW_BATCH):
-                rows = [dict(r) for r in batch]
+            while rows := _dicts(cursor, ROW_BATCH):
                 turns: dict[Any, list[dict[str, Any]]] = {}
                 if trajectories:
                     ids = [r.get("run_id") for r in rows]
                     marks = ", ".join("?" * len(ids))
-                    for t in conn.execute(
-                        f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
-                        "ORDER BY run_id, trajectory_file, turn_index",
-                        ids,
+                    for t in _dicts(
+                        conn.execute(
+                            f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
+                            "ORDER BY run_id, trajectory_file, turn_index",
+                            ids,
+                        )
                     ):
-                        turns.setdefault(t["run_id"], []).append(dict(t))
+                        turns.setdefault(t["run_id"], []).append(t)
                 yield from ((r, turns.get(r.get("run_id"), [])) for r in rows)
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"unreadable SQLite database: {e}") from None
@@ -170,6 +171,15 @@ def _sqlite_rows(
             ) from None
         finally:
             conn.close()
+
+
+def _dicts(cursor: sqlite3.Cursor, size: int | None = None) -> list[dict[str, Any]]:
+    """The next `size` rows of a query (all of them if None) as dicts by column: built
+    from plain tuples, twice as fast as from `sqlite3.Row`."""
+    cursor.row_factory = None
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall() if size is None else cursor.fetchmany(size)
+    return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:

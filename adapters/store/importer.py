@@ -13,12 +13,14 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from benchledger.adapters import formats
 from benchledger.adapters.formats import Parsed, limits
 from benchledger.adapters.formats.common import open_regular, read_bytes, read_head
+from benchledger.adapters.store import read_ahead
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.errors import (
     CellConflictError,
@@ -239,7 +241,11 @@ class Importer:
             given = dict(defaults or {})
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
-                yield from formats.stream(fmt, path, given)
+                parse = partial(formats.stream, fmt, path, given)
+                if size >= read_ahead.READ_AHEAD_BYTES:  # parsed while it is appended
+                    yield from read_ahead.read_ahead(parse, str(path))
+                else:
+                    yield from parse()
                 # The file was hashed in a first pass and parsed in a second one: a file
                 # rewritten in between must not be recorded under the first pass's hash.
                 # Raising here, before the file's transaction commits, appends nothing.

@@ -12,6 +12,7 @@ from uuid import UUID
 import pydantic_core
 from eventsourcing.persistence import Mapper, Notification
 
+from benchledger.adapters.store import fold_ahead
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
 from benchledger.domain.run import CellsRecorded
@@ -124,8 +125,10 @@ class ProjectionRunner:
                     applied = self._rebuild(stale, progress)
         # One transaction for everything new: a file appended whole is shown whole, even
         # when this process dies halfway through folding it.
-        folded = False
         with gc_paused(), self.store.write():
+            ahead = self._catch_up_ahead(progress)  # a large catch-up: most of it
+            applied += ahead
+            folded = ahead > 0
             while True:
                 states = self.store.states()
                 start = min(states[p.name][1] for p in self.projections)
@@ -163,7 +166,17 @@ class ProjectionRunner:
             fresh = {p.name: self.store.create_tables(p, REBUILD_SUFFIX) for p in targets}
         position = 0
         count = 0
-        for page in self.pages(0):
+        if self._worth_folding_ahead(0):
+            positions = dict.fromkeys((p.name for p in targets), 0)
+            for folded in self._folded_ahead(targets, fresh, positions):
+                with self.store.write():
+                    for name, _, batches in folded.changes:
+                        self.store.run(fresh[name], batches)
+                position = folded.last
+                count += folded.count
+                if progress:
+                    progress(folded.count)
+        for page in self.pages(position):
             with self.store.write():
                 for p in targets:
                     self.store.apply(p, fresh[p.name], page)
@@ -186,6 +199,45 @@ class ProjectionRunner:
                 self.store.swap_in(p, REBUILD_SUFFIX)
                 self.store.set_state(p.name, p.version, position)
         return count
+
+    def _catch_up_ahead(self, progress: Progress | None) -> int:
+        """Inside the catch-up's transaction: when many events are new, fold them in a
+        child (`fold_ahead`) and write what it sends; how many it folded."""
+        states = self.store.states()
+        positions = {p.name: states[p.name][1] for p in self.projections}
+        if not self._worth_folding_ahead(min(positions.values())):
+            return 0
+        live = {p.name: _live(p) for p in self.projections}
+        versions = {p.name: p.version for p in self.projections}
+        applied = 0
+        for page in self._folded_ahead(self.projections, live, positions):
+            for name, last, batches in page.changes:
+                self.store.run(live[name], batches)
+                self.store.set_state(name, versions[name], last)
+            applied += page.count
+            if progress:
+                progress(page.count)
+        return applied
+
+    def _worth_folding_ahead(self, after: int) -> bool:
+        return fold_ahead.can_fold_ahead(self.recorder, self.head_position() - after)
+
+    def _folded_ahead(
+        self,
+        projections: Sequence[Projection],
+        names: dict[str, dict[str, str]],
+        positions: dict[str, int],
+    ) -> Iterator[fold_ahead.FoldedPage]:
+        """The events after `positions` folded in a child (`fold_ahead`), page by page."""
+        return fold_ahead.fold_ahead(
+            self.recorder,
+            self.envelope,
+            PAGE,
+            projections,
+            names,
+            positions,
+            str(self.store.path),
+        )
 
     def build_at(self, position: int, store: ReadModelStore) -> int:
         """Fold events up to `position` into an empty store: the read models as they were."""

@@ -1,0 +1,136 @@
+"""Work done in a forked child process while this one uses what it sends.
+
+An import parses a file and appends it; a catch-up folds events and writes rows. Each
+half keeps one core busy: with one half in a child that sends its results through a
+pipe, the two overlap (`read_ahead`, `fold_ahead`).
+
+The child only reads; it never touches what it inherited (it ends with `os._exit`,
+running none of the parent's cleanup, so no inherited connection is ever closed,
+rolled back or checkpointed). It stops when the parent stops reading (a broken pipe),
+and so dies with it: a parent killed mid-way leaves a child whose next write fails. An
+error in the child is sent back and raised in the parent as it was raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, TypeVar
+
+T = TypeVar("T")
+# The pipe holds this much, so that the child is not held up by a parent still busy.
+PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = 1031  # Linux's fcntl to resize a pipe
+
+Portable = tuple[type[BaseException], tuple[Any, ...], dict[str, Any]]
+
+
+def can_fork() -> bool:
+    """Forking is safe only without other threads (they would be copied mid-work)."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def forked(
+    produce: Callable[[], Iterable[T]],
+    *,
+    batch: Callable[[list[T], T], bool],
+    died: Callable[[], BaseException],
+    unportable: Callable[[BaseException], BaseException],
+) -> Iterator[T]:
+    """What `produce()` yields, made in a child process; `batch(sent, item)`: whether the
+    items waiting (`item` the last) go now. `died()`: the error when the child ends
+    without a word; `unportable(e)`: what to raise for an error that cannot be sent."""
+    read_fd, write_fd = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):  # only Linux resizes pipes
+        import fcntl
+
+        fcntl.fcntl(write_fd, F_SETPIPE_SZ, PIPE_BYTES)
+    pid = os.fork()
+    if pid == 0:  # the child: nothing but producing and writing, then out
+        code = 1
+        try:
+            os.close(read_fd)
+            _send(produce, write_fd, batch, unportable)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb", buffering=PIPE_BYTES) as reader:
+        try:
+            yield from _received(reader, died)
+        finally:
+            reader.close()  # a child still writing gets a broken pipe and stops
+            os.waitpid(pid, 0)
+
+
+def _received(reader: BinaryIO, died: Callable[[], BaseException]) -> Iterator[Any]:
+    while True:
+        try:
+            kind, payload = pickle.load(reader)
+        except EOFError:
+            raise died() from None
+        if kind == "items":
+            yield from payload
+        elif kind == "error":
+            raise _rebuilt(payload)
+        else:
+            return
+
+
+def _send(
+    produce: Callable[[], Iterable[T]],
+    write_fd: int,
+    batch: Callable[[list[T], T], bool],
+    unportable: Callable[[BaseException], BaseException],
+) -> None:
+    """Items in batches, then the end (or the error that stopped them). A broken pipe
+    (the parent stopped reading) ends the child; what produces the items is closed
+    either way, so that what it holds (a copy of a database) is cleaned up."""
+    items = iter(produce())
+    try:
+        with os.fdopen(write_fd, "wb", buffering=1 << 16) as out:
+
+            def dump(message: tuple[str, Any]) -> None:
+                pickle.dump(message, out, pickle.HIGHEST_PROTOCOL)  # no memo kept between
+
+            waiting: list[T] = []
+            try:
+                for item in items:
+                    waiting.append(item)
+                    if batch(waiting, item):
+                        dump(("items", waiting))
+                        waiting = []
+                dump(("items", waiting))
+                dump(("end", None))
+            except BrokenPipeError:
+                raise
+            except BaseException as e:
+                dump(("items", waiting))  # what was made before it, as in process
+                dump(("error", _portable(e, unportable)))
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
+def _portable(
+    error: BaseException, unportable: Callable[[BaseException], BaseException]
+) -> Portable:
+    """An exception as its class, args and attributes: errors whose constructor takes
+    other arguments than their args (InputFormatError) do not unpickle as themselves."""
+    try:
+        pickle.dumps((type(error), error.args, vars(error)))
+    except Exception:
+        error = unportable(error)
+    return type(error), error.args, dict(vars(error))
+
+
+def _rebuilt(payload: Portable) -> BaseException:
+    cls, args, state = payload
+    error = cls.__new__(cls)
+    error.args = args
+    vars(error).update(state)
+    return error

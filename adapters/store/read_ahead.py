@@ -1,0 +1,53 @@
+"""A large file parsed in a child process while the import appends what it has read.
+
+Parsing a file and appending its events are each about half of an import: with the
+parse in a forked child (`forked`), sending the records it reads a batch at a time, the
+two overlap. Nothing else changes: the records are the ones the format yields (pickled
+whole), in order, and the parent appends them inside the file's one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from benchledger.adapters.store import forked
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
+
+Parsed = RunRecord | SkipRecord | GroupRecord
+
+# Files smaller than this are parsed in process: forking would cost more than it saves.
+READ_AHEAD_BYTES = 8 << 20
+# Records sent at a time: few enough that the parent starts early, and a batch of a
+# native file's large runs is cut short by its cells.
+BATCH_RECORDS = 50
+BATCH_WEIGHT = 5_000
+
+
+def can_read_ahead() -> bool:
+    return forked.can_fork()
+
+
+def read_ahead(produce: Callable[[], Iterable[Parsed]], name: str) -> Iterator[Parsed]:
+    """What `produce()` yields, parsed in a child process (in this one when it cannot
+    fork). `name`: the file, named by an error the child cannot send as it is."""
+    if not can_read_ahead():
+        yield from produce()
+        return
+    weight = 0
+
+    def batch(waiting: list[Parsed], record: Parsed) -> bool:
+        nonlocal weight
+        if isinstance(record, RunRecord):
+            weight += len(record.cells) + len(record.turns)
+        if len(waiting) < BATCH_RECORDS and weight < BATCH_WEIGHT:
+            return False
+        weight = 0
+        return True
+
+    yield from forked.forked(
+        produce,
+        batch=batch,
+        died=lambda: InputFormatError(name, "its reader process ended before the file"),
+        unportable=lambda e: InputFormatError(name, f"cannot be read: {type(e).__name__}: {e}"),
+    )

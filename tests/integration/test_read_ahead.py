@@ -1,0 +1,169 @@
+"""A large file is parsed in a child process while the import appends it: the same
+records, the same errors, nothing left behind when the import stops early."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchledger.adapters import formats
+from benchledger.adapters.store import read_ahead
+from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunHeader, RunRecord
+from tests.conftest import Invoke
+from tests.integration.test_orchestrator_stream import many_rows
+from tests.unit.test_format_orchestrator import make_db
+
+
+@pytest.fixture(autouse=True)
+def forking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads other tests left behind (a PostgreSQL pool's) would stop the fork: these
+    tests are about the child, so they fork anyway (the test with a thread of its own
+    checks that the import does not)."""
+    if "with_other_threads" not in request.node.name:
+        monkeypatch.setattr(read_ahead, "can_read_ahead", lambda: True)
+
+
+def record(key: str) -> RunRecord:
+    header = RunHeader(run_key=key, benchmark="b", agent="a", model="m", status="succeeded")
+    return RunRecord(header=header)
+
+
+def from_pids(n: int) -> Iterator[RunRecord]:
+    """Records that say which process made them."""
+    for i in range(n):
+        yield record(f"{os.getpid()}-{i}")
+
+
+class TestParsedInAChild:
+    def test_records_come_in_order_from_another_process(self) -> None:
+        got = list(read_ahead.read_ahead(lambda: from_pids(120), "f"))
+        assert [r.header.run_key.split("-")[1] for r in got] == [str(i) for i in range(120)]
+        assert {r.header.run_key.split("-")[0] for r in got} != {str(os.getpid())}
+
+    def test_a_database_read_ahead_gives_what_reading_it_in_process_gives(
+        self, tmp_path: Path
+    ) -> None:
+        db = make_db(tmp_path / "orchestrator.sqlite", many_rows(120))
+        fmt = formats.load("orchestrator")
+        ahead = list(read_ahead.read_ahead(lambda: formats.stream(fmt, db), str(db)))
+        assert ahead == list(formats.stream(fmt, db)) and len(ahead) == 120
+
+    def test_an_error_in_the_parse_is_raised_as_it_was(self) -> None:
+        def failing() -> Iterator[RunRecord]:
+            yield record("a")
+            raise InputFormatError("x.sqlite", "bad status", field="benchmark_runs.status")
+
+        got: list[RunRecord] = []
+        with pytest.raises(InputFormatError) as e:
+            got.extend(read_ahead.read_ahead(failing, "x.sqlite"))
+        assert [r.header.run_key for r in got] == ["a"]
+        assert (e.value.path, e.value.field, e.value.message) == (
+            "x.sqlite",
+            "benchmark_runs.status",
+            "bad status",
+        )
+        assert str(e.value) == "x.sqlite: field 'benchmark_runs.status': bad status"
+
+    def test_an_error_that_cannot_travel_is_named_for_the_file(self) -> None:
+        class Odd(Exception):
+            def __init__(self) -> None:
+                super().__init__("odd")
+                self.handle = threading.Lock()  # cannot be pickled
+
+        def failing() -> Iterator[RunRecord]:
+            raise Odd()
+            yield  # a generator
+
+        with pytest.raises(InputFormatError, match=r"x\.sqlite: cannot be read: Odd: odd"):
+            list(read_ahead.read_ahead(failing, "x.sqlite"))
+
+    def test_a_child_that_dies_without_a_word_fails_the_file(self) -> None:
+        def dying() -> Iterator[RunRecord]:
+            yield record("a")
+            os._exit(3)
+
+        with pytest.raises(InputFormatError, match="reader process ended before the file"):
+            list(read_ahead.read_ahead(dying, "x.sqlite"))
+
+    def test_stopping_early_ends_the_child_and_its_copy_of_the_database(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+        db = make_db(tmp_path / "orchestrator.sqlite", many_rows(400))
+        fmt = formats.load("orchestrator")
+        records = read_ahead.read_ahead(lambda: formats.stream(fmt, db), str(db))
+        assert next(records) is not None
+        records.close()  # as an import that met a conflict does
+        assert list(scratch.iterdir()) == []
+
+    def test_with_other_threads_running_the_file_is_parsed_in_process(self) -> None:
+        stop = threading.Event()
+        helper = threading.Thread(target=stop.wait)
+        helper.start()
+        try:
+            got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
+        finally:
+            stop.set()
+            helper.join()
+        assert {r.header.run_key.split("-")[0] for r in got} == {str(os.getpid())}
+
+
+def stored_events(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM stored_events").fetchone()[0])
+
+
+class TestImportingALargeFile:
+    def test_a_database_read_ahead_imports_as_it_does_in_process(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", many_rows(40))
+        invoke("import", str(source))
+        in_process = json.loads(invoke("runs", "--json").stdout)
+        (db.parent / "ahead").mkdir()
+        ahead_db = db.parent / "ahead" / "ledger.db"
+        monkeypatch.setattr(read_ahead, "READ_AHEAD_BYTES", 0)
+        forks: list[int] = []
+        fork = os.fork
+
+        def counted_fork() -> int:
+            forks.append(1)
+            return fork()
+
+        monkeypatch.setattr(os, "fork", counted_fork)
+        invoke("--db", str(ahead_db), "import", str(source))
+        assert forks == [1]
+        ahead = json.loads(invoke("--db", str(ahead_db), "runs", "--json").stdout)
+        drop = {"run_group_id", "recorded_at", "updated_at", "last_heard_at"}
+
+        def same(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{k: v for k, v in r.items() if k not in drop} for r in rows]
+
+        assert len(ahead) == len(in_process) == 20
+        for a, b in zip(same(ahead), same(in_process), strict=True):
+            assert {k: v for k, v in a.items() if v != b[k]} == {}
+
+    def test_a_conflict_found_while_reading_ahead_appends_nothing(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(read_ahead, "READ_AHEAD_BYTES", 0)
+        rows = many_rows(300)
+        invoke("import", str(make_db(tmp_path / "a" / "orchestrator.sqlite", rows[:1])))
+        before = stored_events(db)
+        changed = [{**rows[0], "score": 0.1}, *rows[1:]]
+        result = invoke(
+            "import", str(make_db(tmp_path / "b" / "orchestrator.sqlite", changed)), expect=1
+        )
+        assert "already recorded with other facts" in result.stderr
+        assert stored_events(db) == before
