@@ -100,17 +100,29 @@ def can_stream(fmt: Format) -> bool:
 def stream(fmt: Format, path: Path, defaults: dict[str, Any] | None = None) -> Iterator[Parsed]:
     """What `parse` gives, one record at a time as the format reads the file; each is
     refused as `parse` would refuse it (its position in the file named the same way)."""
+    return checked(fmt, path, read(fmt, path, defaults))
+
+
+def read(fmt: Format, path: Path, defaults: dict[str, Any] | None = None) -> Iterator[Parsed]:
+    """The records of a streamed file as the format yields them, before `checked`
+    checks them against the limits (an import may do the two in two processes)."""
     records: Iterable[Parsed] = getattr(fmt, "stream")(path, defaults)  # noqa: B009
-    cells = not getattr(fmt, "STREAM_CHECKS_CELLS", False)
     try:
-        for i, record in enumerate(records):
-            kept.check_kept(str(path), [record], first=i, cells=cells)
-            yield record
+        yield from records
     except InputFormatError:
         raise
     except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+        # A parser that missed a case must fail this file, not a whole directory import.
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
+
+
+def checked(fmt: Format, path: Path, records: Iterable[Parsed]) -> Iterator[Parsed]:
+    """`records` (read from `path`), each refused as `parse` would refuse it."""
+    cells = not getattr(fmt, "STREAM_CHECKS_CELLS", False)
+    for i, record in enumerate(records):
+        kept.check_kept(str(path), [record], first=i, cells=cells)
+        yield record
 
 
 def members(fmt: Format, path: Path) -> list[Path]:

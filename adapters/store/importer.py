@@ -241,11 +241,11 @@ class Importer:
             given = dict(defaults or {})
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
-                parse = partial(formats.stream, fmt, path, given)
                 if size >= read_ahead.READ_AHEAD_BYTES:  # parsed while it is appended
-                    yield from read_ahead.read_ahead(parse, str(path))
+                    parse = partial(formats.read, fmt, path, given)
+                    yield from formats.checked(fmt, path, read_ahead.read_ahead(parse, str(path)))
                 else:
-                    yield from parse()
+                    yield from formats.stream(fmt, path, given)
                 # The file was hashed in a first pass and parsed in a second one: a file
                 # rewritten in between must not be recorded under the first pass's hash.
                 # Raising here, before the file's transaction commits, appends nothing.

@@ -167,3 +167,16 @@ class TestImportingALargeFile:
         )
         assert "already recorded with other facts" in result.stderr
         assert stored_events(db) == before
+
+    def test_a_row_beyond_the_limits_is_refused_as_in_process(
+        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        rows = many_rows(12)
+        rows[5] = {**rows[5], "cwd": "/srv/" + "x" * 3000}
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", rows)
+        args = ("import", str(source), "--limit", "string-length=2000")
+        in_process = invoke(*args, expect=1).stderr
+        assert "exceeds the limit of 2000 characters" in in_process
+        monkeypatch.setattr(read_ahead, "READ_AHEAD_BYTES", 0)
+        assert invoke(*args, expect=1).stderr == in_process
+        assert stored_events(db) == 0
