@@ -178,7 +178,8 @@ class Importing(LookupsAhead):
                 cells_json(record.cells[i : i + CELL_BATCH])
                 for i in range(0, len(record.cells), CELL_BATCH)
             ]
-            content = record.content_sha256(batches)
+            # Without cells, the hash derived where the file was read (`RunRecord.derive`).
+            content = record.content_sha256(batches) if batches else record.content_sha256()
             base_id = run_id_for(system, run_key)
             if run_key in keys:
                 raise ImportConflictError(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, field_validator
 
+from benchledger.domain.secrets import mask_config
 from benchledger.domain.signatures import comparison_signature, sha256_hex, signature, work_key
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
@@ -48,6 +49,28 @@ class Record(BaseModel):
         return self.__pydantic_serializer__.to_json(self)
 
 
+class Memoized(Record):
+    """A record that keeps what it derives from its own fields (its JSON, signatures):
+    it is frozen, so they cannot change. Derived once where it was parsed, they travel
+    with it (pickled, from a reading process to the importing one); equality and the
+    hash ignore them, as they are not the record's value."""
+
+    _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return type(other) is type(self) and self.__dict__ == other.__dict__
+
+    __hash__ = Record.__hash__
+
+    def _derive(self, name: str, make: Callable[[], Any]) -> Any:
+        derived = self._derived
+        if name not in derived:
+            derived[name] = make()
+        return derived[name]
+
+
 class Cell(Record):
     """One task / instance / sample result inside a run."""
 
@@ -61,7 +84,7 @@ class Cell(Record):
         return sha256_hex(self.json_bytes())[:16]
 
 
-class RunHeader(Record):
+class RunHeader(Memoized):
     """What a result source says about one run, before its cells."""
 
     run_key: NonEmptyStr | None = None
@@ -97,6 +120,9 @@ class RunHeader(Record):
         return value
 
     def json_bytes(self) -> bytes:
+        return self._derive("json", self._json_bytes)  # type: ignore[no-any-return]
+
+    def _json_bytes(self) -> bytes:
         # Fields added later are left out while unset, so that a header that does not
         # use them hashes as it always did (existing ledgers recognise their runs).
         unset = {name for name in LATER_FIELDS if getattr(self, name) is None}
@@ -106,25 +132,37 @@ class RunHeader(Record):
     def signature(self) -> str:
         if self.work_signature is not None:
             return self.work_signature
-        return signature(
-            self.benchmark,
-            self.agent,
-            self.provider,
-            self.model,
-            self.config,
-            directory=self.directory,
+        return self._derive(  # type: ignore[no-any-return]
+            "signature",
+            lambda: signature(
+                self.benchmark,
+                self.agent,
+                self.provider,
+                self.model,
+                self.config,
+                directory=self.directory,
+            ),
         )
 
     @property
     def comparison_signature(self) -> str:
-        return comparison_signature(
-            self.benchmark,
-            self.provider,
-            self.model,
-            self.config,
-            directory=self.directory,
-            agent=self.agent,
+        return self._derive(  # type: ignore[no-any-return]
+            "comparison_signature",
+            lambda: comparison_signature(
+                self.benchmark,
+                self.provider,
+                self.model,
+                self.config,
+                directory=self.directory,
+                agent=self.agent,
+            ),
         )
+
+    @property
+    def masked_config(self) -> dict[str, Any]:
+        """The config as a run records it (`secrets.mask_config`): a new dict each time,
+        whose nested values are shared (what holds them, an event, is frozen)."""
+        return dict(self._derive("masked_config", lambda: mask_config(self.config)))
 
     def natural_key(self) -> str:
         """The run's key within its source: given, or derived from who ran what when."""
@@ -152,7 +190,7 @@ class Turn(Record):
     prompt_chars: int | None = None
 
 
-class RunRecord(Record):
+class RunRecord(Memoized):
     """One run as a result source states it: header plus cells."""
 
     header: RunHeader
@@ -176,7 +214,9 @@ class RunRecord(Record):
         hashed as they are instead of serialized again; the digest is the same.
         """
         if cell_batches is None:
-            cell_batches = [cells_json(self.cells)]
+            return self._derive(  # type: ignore[no-any-return]
+                "content_sha256", lambda: self.content_sha256([cells_json(self.cells)])
+            )
         digest = hashlib.sha256(b'{"header":')
         digest.update(self.header.json_bytes())
         digest.update(b',"cells":[')
@@ -186,6 +226,17 @@ class RunRecord(Record):
             digest.update(batch[1:-1])  # the array's items, without its brackets
         digest.update(b"]}")
         return digest.hexdigest()
+
+    def derive(self) -> RunRecord:
+        """Derive now what importing it needs (content hash, signatures, masked config),
+        so that a reading process does it rather than the importing one."""
+        header = self.header
+        if not self.cells:  # a record with cells is hashed from its batches
+            self.content_sha256()
+        _ = header.signature, header.comparison_signature, header.masked_config
+        # Its JSON, once hashed, is not needed again: not sent along with it.
+        header._derived.pop("json", None)
+        return self
 
 
 # Cells serialized as inside a record: non-finite floats as strings, like Record's own.

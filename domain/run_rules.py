@@ -89,7 +89,7 @@ def start(
         agent=header.agent,
         provider=header.provider,
         model=header.model,
-        config=mask_config(header.config),
+        config=header.masked_config,
         signature=header.signature,
         comparison_signature=header.comparison_signature,
         attempt=attempt,

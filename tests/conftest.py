@@ -5,8 +5,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from benchledger.commands.cli import cli
+
+# No per-example deadline: it is a wall-clock assertion, and these machines are shared.
+settings.register_profile("benchledger", deadline=None)
+settings.load_profile("benchledger")
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

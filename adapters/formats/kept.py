@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import pydantic_core
 from pydantic import BaseModel
 
 from benchledger.adapters.formats.limits import Limits, current, exceeded
 from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import Record
 
 
 def check_kept(
@@ -26,9 +28,51 @@ def check_kept(
     for i, record in enumerate(records, start=first):
         # Cells are most of what an import keeps: checked without tracking where.
         cells_of = getattr(record, "cells", ()) if cells else ()
+        if _rest_within(record, bounds):
+            if _cells_break(cells_of, bounds):
+                _refuse_where(path, i, record, bounds)
+            continue
         rest = [v for k, v in record.__dict__.items() if k != "cells"]
         if breaks(rest, bounds, 0) or _cells_break(cells_of, bounds):
             _refuse_where(path, i, record, bounds)
+
+
+def _rest_within(record: BaseModel, bounds: Limits) -> bool:
+    """Whether the JSON of what `record` keeps besides its cells proves, by string
+    operations that run in C, that `breaks` would find nothing in it. False only means:
+    check the values themselves.
+
+    - No string is longer than the text (its bytes, quotes included).
+    - An integer's digits are a run of digits in the text: no run longer than the limit,
+      no integer beyond it (a long run inside a string only sends it to the slow check).
+    - Objects and arrays nest no deeper than the text has opening brackets; one level of
+      margin covers a value JSON writes as a string (a time) that `breaks` counts as a
+      level.
+    - An unpaired surrogate cannot be written as UTF-8: serializing fails.
+    A nested record (a run's header) is written by its own `json_bytes`, which it keeps
+    for hashing; the other fields are written in one list, a level deeper than they are.
+    """
+    parts: list[bytes] = []
+    others: list[Any] = []
+    try:
+        for name, value in record.__dict__.items():
+            if name == "cells":
+                continue
+            if isinstance(value, Record):
+                parts.append(value.json_bytes())
+            else:
+                others.append(value)
+        parts.append(pydantic_core.to_json(others))
+    except (pydantic_core.PydanticSerializationError, ValueError, TypeError):
+        return False
+    longest, deepest = bounds.string_length, bounds.depth - 1
+    digits = b"0" * (bounds.int_digits + 1)
+    return all(
+        len(text) <= longest
+        and text.count(b"[") + text.count(b"{") < deepest
+        and digits not in text.translate(_DIGITS_AS_ZERO_BYTES)
+        for text in parts
+    )
 
 
 def check_cells(path: str, record: BaseModel, index: int) -> None:
@@ -54,6 +98,7 @@ def text_within(text: str, longest_line: int, bounds: Limits) -> bool:
 # Every digit as 0, so a run of digits is a run of zeros: one pass in C, where a regex
 # for a run of digits costs twenty times more.
 _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+_DIGITS_AS_ZERO_BYTES = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _cells_break(cells: Iterable[Any], bounds: Limits) -> bool:

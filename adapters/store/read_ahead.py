@@ -2,14 +2,21 @@
 
 Parsing a file and appending its events are each about half of an import: with the
 parse in a forked child (`forked`), sending the records it reads a batch at a time, the
-two overlap. Nothing else changes: the records are the ones the format yields (pickled
-whole), in order, and the parent appends them inside the file's one transaction.
+two overlap. The child also checks them against the limits and derives what importing
+a run needs of it alone (`RunRecord.derive`: content hash, signatures, masked config),
+which the records keep. Nothing else changes: the records are the ones the format
+yields (pickled whole), in order, and the parent appends them inside the file's one
+transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
 
+from benchledger.adapters import formats
+from benchledger.adapters.formats import Format
 from benchledger.adapters.store import forked
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
@@ -22,6 +29,15 @@ READ_AHEAD_BYTES = 8 << 20
 # native file's large runs is cut short by its cells.
 BATCH_RECORDS = 50
 BATCH_WEIGHT = 5_000
+
+
+def prepared(fmt: Format, path: Path, defaults: dict[str, Any] | None) -> Iterator[Parsed]:
+    """The file's records as `formats.stream` gives them (checked against the limits),
+    each run's derived facts made (what a child does before sending them)."""
+    for record in formats.stream(fmt, path, defaults):
+        if isinstance(record, RunRecord):
+            record.derive()
+        yield record
 
 
 def can_read_ahead() -> bool:
