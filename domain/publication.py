@@ -5,7 +5,8 @@ truthy non-real flags anywhere in a payload, sample dataset sources, warnings
 and free-text markers of demo, mock, smoke or stub runs. As in the orchestrator,
 the publishability gate checks latest rows for them (`non_real_marker`); `latest`
 itself quarantines by the orchestrator's rebuild rules (`projections.latest_select`),
-which look at a run's metrics only, and by a non-real agent label (`agent_marker`).
+which look at a run's metrics only, by a non-real agent label (`agent_marker`) and by
+a config flag of a mock, demo, stub or dry run (benchledger's own rule).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ so the SQL holds no other braces.
 from __future__ import annotations
 
 from benchledger.domain.matrix import CANONICAL_HARNESSES
+from benchledger.domain.publication import NON_REAL_FLAGS
 
 ROW_COLUMNS = (
     "benchmark, agent, provider, model, run_id, run_group_id, signature, "
@@ -54,6 +55,27 @@ def _true(alias: str, key: str) -> str:
     return f"{_metric(alias, key)[1]} = 'true'"
 
 
+# Config flags that say a run was not a real one, whatever its source: benchledger's own
+# rule. Only a true value counts. Sample-task flags are not among them: the orchestrator
+# publishes runs whose config asks for sample tasks (realm's `use_sample_tasks: true`,
+# a `compare` run's `sample: 5`) and quarantines by their metrics instead.
+CONFIG_FLAGS = ", ".join(
+    f"'{flag}'"
+    for flag in sorted(NON_REAL_FLAGS)
+    if flag in {"demo", "demo_mode", "dry_run", "mock", "mock_mode", "stub", "synthetic"}
+)
+
+
+def _config_flagged(alias: str) -> str:
+    """A top-level flag of the candidate's config set to true (`true` or "true"): one
+    pass over the config, and none for a config that does not hold the word."""
+    return (
+        f"(instr(lower({alias}config), 'true') > 0 AND EXISTS (SELECT 1 FROM "
+        f"json_each({alias}config) WHERE key IN ({CONFIG_FLAGS}) AND (type = 'true' OR "
+        "(type = 'text' AND lower(trim(value)) = 'true'))))"
+    )
+
+
 def _number(alias: str, key: str, test: str) -> str:
     value, kind = _metric(alias, key)
     return f"({kind} IN ('integer', 'real') AND {value} {test})"
@@ -72,7 +94,8 @@ SPACE = "' ' || char(9, 10, 11, 12, 13)"
 def reason(alias: str = "") -> str:
     """Why a candidate may not be published, or NULL: the orchestrator's reasons
     (`_publication_quarantine_reason`), in its order, after benchledger's own
-    (`running`: never shown; `invalidated_run`; `non_real_agent_label`)."""
+    (`running`: never shown; `invalidated_run`; `non_real_agent_label`; a config
+    flag of a run that was not real, `truthy_non_real_flag`)."""
     a = alias
     source, source_type = _metric(a, "dataset_source")
     sample = (
@@ -92,6 +115,7 @@ def reason(alias: str = "") -> str:
         f"WHEN {a}status != 'succeeded' THEN 'unsucceeded_run' "
         f"WHEN {a}score IS NULL THEN 'missing_score' "
         f"WHEN {a}label_marker IS NOT NULL THEN {a}label_marker "
+        f"WHEN {_config_flagged(a)} THEN 'truthy_non_real_flag' "
         f"WHEN {sample} THEN 'sample_task_set' "
         f"WHEN {_true(a, 'demo_mode')} OR {_true(a, 'demoMode')} THEN 'demo_mode' "
         f"WHEN {three} THEN 'benchmark_not_publishable_three_harness' "

@@ -118,16 +118,30 @@ class TestSelection:
         run = add_run(invoke, tmp_path, score=0.2, metrics={**idle, "total_revenue": 0})
         assert [r["run_id"] for r in latest(invoke)] == [run]
 
+    @pytest.mark.parametrize(
+        "config",
+        [{"mock": True}, {"demo_mode": "true"}, {"dry_run": True}, {"stub": True, "x": 1}],
+    )
+    def test_a_run_whose_config_says_it_was_not_real_is_quarantined(
+        self, invoke: Invoke, tmp_path: Path, config: dict[str, Any]
+    ) -> None:
+        good = add_run(invoke, tmp_path, score=0.5)
+        fake = add_run(invoke, tmp_path, score=0.9, config=config)
+        assert [r["run_id"] for r in latest(invoke)] == [good]
+        [held] = latest(invoke, "--quarantine")
+        assert (held["run_id"], held["quarantine_reason"]) == (fake, "truthy_non_real_flag")
+
     def test_non_real_markers_are_published_and_left_to_the_publishability_gate(
         self, invoke: Invoke, tmp_path: Path
     ) -> None:
-        """The orchestrator's rebuild publishes a run whose config or text only looks
-        non-real (a `compare` run's `sample: 5`); its publishability gate flags it."""
+        """The orchestrator's rebuild publishes a run whose config asks for sample tasks
+        (a `compare` run's `sample: 5`, realm's `use_sample_tasks: true`) or whose text
+        only looks non-real; its publishability gate flags it."""
         add_run(invoke, tmp_path, score=0.5)
         run = add_run(
             invoke,
             tmp_path,
-            config={"mock": True, "sample": 5},
+            config={"sample": 5, "use_sample_tasks": True, "mock": False},
             metrics={"note": "Ran the bundled smoke suite"},
             error="mock runtime was used",
         )
@@ -135,7 +149,7 @@ class TestSelection:
         assert latest(invoke, "--quarantine") == []
         verdict = json.loads(invoke("gate", "publishability", "--json", expect=1).stdout)
         assert [(f["reason"], f["value"]) for f in verdict["findings"]] == [
-            ("truthy_non_real_flag", "config.mock=True")
+            ("truthy_non_real_flag", "config.sample=5")
         ]
 
     def test_an_invalidated_latest_falls_back_to_the_previous_good_run(
