@@ -65,7 +65,9 @@ class Memoized(Record):
     __hash__ = Record.__hash__
 
     def _derive(self, name: str, make: Callable[[], Any]) -> Any:
-        derived = self._derived
+        # Read from the private values directly: `self._derived` goes through pydantic's
+        # __getattr__, which costs more than most of what is derived.
+        derived = self.__pydantic_private__["_derived"]  # type: ignore[index]
         if name not in derived:
             derived[name] = make()
         return derived[name]
