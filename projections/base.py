@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +36,14 @@ class CellBatch:
     rows: list[CellRow]
 
 
+# What a stored event's head says without decoding it: the name of its class and
+# `iso` of its timestamp (see `Envelope.head`).
+Head = tuple[str, str | None]
+_UNSET: Any = object()
+# A stream as the SQLite store writes it (`UUID.hex`): what `UUID(text).hex` gives back.
+_HEX = re.compile("[0-9a-f]{32}")
+
+
 class Envelope:
     """One stored event as the log holds it; decoded only when a fold asks for it."""
 
@@ -43,10 +52,14 @@ class Envelope:
         "_decode",
         "_decode_cells",
         "_event",
+        "_head",
         "_memo",
+        "_read_head",
+        "_recorded_at",
+        "_stream",
+        "_stream_id",
         "position",
         "state",
-        "stream",
         "topic",
         "version",
     )
@@ -54,23 +67,31 @@ class Envelope:
     def __init__(
         self,
         position: int,
-        stream: UUID,
+        stream: UUID | str,
         version: int,
         topic: str,
         state: bytes,
         decode: Callable[[], Event],
         decode_cells: Callable[[], CellBatch] | None = None,
+        read_head: Callable[[], Head | None] | None = None,
     ) -> None:
+        """`stream`: a UUID, or its text as stored (made a UUID when a fold asks);
+        `read_head`: the event's head read from its stored text without decoding it, or
+        None where the text does not allow it (the event is then decoded)."""
         self.position = position
-        self.stream = stream
+        self._stream = stream
         self.version = version
         self.topic = topic
         self.state = state
         self._decode = decode
         self._decode_cells = decode_cells
+        self._read_head = read_head
         self._event: Event | None = None
         self._batch: CellBatch | None = None
+        self._head: Head | None = _UNSET
         self._memo: dict[str, str | None] | None = None
+        self._stream_id: str | None = None
+        self._recorded_at: str | None = _UNSET
 
     @property
     def event(self) -> Event:
@@ -79,26 +100,62 @@ class Envelope:
         return self._event
 
     @property
+    def stream(self) -> UUID:
+        stream = self._stream
+        if not isinstance(stream, UUID):
+            stream = self._stream = UUID(stream)
+        return stream
+
+    @property
     def stream_id(self) -> str:
-        """The stream as the read models key it (`str(stream)`), made once for every fold."""
-        return self._remembered("", lambda: str(self.stream))  # type: ignore[return-value]
+        """The stream as the read models key it (`str(stream)`), made once for every fold
+        (from the stored hex digits themselves: no UUID made for it)."""
+        if self._stream_id is None:
+            s = self._stream
+            if isinstance(s, str) and _HEX.fullmatch(s):
+                self._stream_id = f"{s[:8]}-{s[8:12]}-{s[12:16]}-{s[16:20]}-{s[20:]}"
+            else:
+                self._stream_id = str(self.stream)
+        return self._stream_id
+
+    @property
+    def stream_hex(self) -> str:
+        """`stream.hex`: the stored text itself when it is that."""
+        s = self._stream
+        return s if isinstance(s, str) and _HEX.fullmatch(s) else self.stream.hex
 
     @property
     def recorded_at(self) -> str | None:
-        """`iso(event.timestamp)`, made once for every fold that stores it."""
-        return self._remembered("@", lambda: iso(self.event.timestamp))
+        """`iso(event.timestamp)`, made once for every fold that stores it; read from
+        the stored text when the event is not decoded (see `head`)."""
+        if self._recorded_at is _UNSET:
+            head = self.head()
+            self._recorded_at = iso(self.event.timestamp) if head is None else head[1]
+        return self._recorded_at
+
+    @property
+    def event_name(self) -> str:
+        """`type(event).__name__`, without decoding the event where its head says it."""
+        head = self.head()
+        return type(self.event).__name__ if head is None else head[0]
+
+    def head(self) -> Head | None:
+        """The event's class name and `iso` of its timestamp as its stored text states
+        them, when it is not decoded already and the store can read them there (a fold
+        that needs nothing else then never decodes it); None: ask the event."""
+        if self._head is _UNSET:
+            read = self._read_head
+            self._head = read() if read is not None and self._event is None else None
+        return self._head
 
     def json(self, name: str) -> str | None:
         """`to_json` of the event's field `name`, made once for every fold that stores it."""
-        return self._remembered(name, lambda: to_json(getattr(self.event, name)))
-
-    def _remembered(self, key: str, make: Callable[[], str | None]) -> str | None:
         memo = self._memo
         if memo is None:
             memo = self._memo = {}
-        elif key in memo:
-            return memo[key]
-        value = memo[key] = make()
+        elif name in memo:
+            return memo[name]
+        value = memo[name] = to_json(getattr(self.event, name))
         return value
 
     def cells(self) -> CellBatch:

@@ -21,6 +21,14 @@ def event_bytes(position: int, stream: UUID, version: int, topic: str, state: by
     return head + state
 
 
+def event_sha256(envelope: Envelope) -> str:
+    """The SHA-256 of `event_bytes` of a stored event, without joining them first."""
+    e = envelope
+    digest = hashlib.sha256(f"{e.position}\n{e.stream_hex}\n{e.version}\n{e.topic}\n".encode())
+    digest.update(e.state)
+    return digest.hexdigest()
+
+
 def link(previous: str, event_sha256: str) -> str:
     return hashlib.sha256(f"{previous}{event_sha256}".encode("ascii")).hexdigest()
 
@@ -44,11 +52,7 @@ class ChainProjection(Projection):
         self.head = row[0] if row else GENESIS
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        digest = hashlib.sha256(
-            event_bytes(
-                envelope.position, envelope.stream, envelope.version, envelope.topic, envelope.state
-            )
-        ).hexdigest()
+        digest = event_sha256(envelope)
         self.head = link(self.head, digest)
         yield INSERT, (envelope.position, digest, self.head)
 

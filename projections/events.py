@@ -38,8 +38,9 @@ class EventsProjection(Projection):
             batch = envelope.cells()
             name, at, data = "CellsRecorded", iso(batch.timestamp), _summary(envelope, batch)
         else:
-            event = envelope.event
-            name, at, data = type(event).__name__, envelope.recorded_at, envelope.state.decode()
+            # Name and time from the stored text where the store can read them there:
+            # most events need no decode here (`Envelope.head`).
+            name, at, data = envelope.event_name, envelope.recorded_at, envelope.state.decode()
         yield (
             INSERT,
             (envelope.position, envelope.stream_id, envelope.version, name, at, data),

@@ -14,6 +14,7 @@ error in the child is sent back and raised in the parent as it was raised.
 from __future__ import annotations
 
 import contextlib
+import marshal
 import os
 import pickle
 import threading
@@ -39,10 +40,14 @@ def forked(
     batch: Callable[[list[T], T], bool],
     died: Callable[[], BaseException],
     unportable: Callable[[BaseException], BaseException],
+    plain: bool = False,
 ) -> Iterator[T]:
     """What `produce()` yields, made in a child process; `batch(sent, item)`: whether the
     items waiting (`item` the last) go now. `died()`: the error when the child ends
-    without a word; `unportable(e)`: what to raise for an error that cannot be sent."""
+    without a word; `unportable(e)`: what to raise for an error that cannot be sent.
+    `plain`: the items are mostly plain data (tuples, lists, dicts of str, bytes,
+    numbers, None), which `marshal` writes and reads in about half the time `pickle`
+    takes; items it cannot write go by pickle."""
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError, AttributeError):  # only Linux resizes pipes
         import fcntl
@@ -53,7 +58,7 @@ def forked(
         code = 1
         try:
             os.close(read_fd)
-            _send(produce, write_fd, batch, unportable)
+            _send(produce, write_fd, batch, unportable, plain)
             code = 0
         finally:
             os._exit(code)
@@ -74,6 +79,8 @@ def _received(reader: BinaryIO, died: Callable[[], BaseException]) -> Iterator[A
             raise died() from None
         if kind == "items":
             yield from payload
+        elif kind == "marshalled":
+            yield from marshal.loads(payload)
         elif kind == "error":
             raise _rebuilt(payload)
         else:
@@ -85,6 +92,7 @@ def _send(
     write_fd: int,
     batch: Callable[[list[T], T], bool],
     unportable: Callable[[BaseException], BaseException],
+    plain: bool = False,
 ) -> None:
     """Items in batches, then the end (or the error that stopped them). A broken pipe
     (the parent stopped reading) ends the child; what produces the items is closed
@@ -96,19 +104,30 @@ def _send(
             def dump(message: tuple[str, Any]) -> None:
                 pickle.dump(message, out, pickle.HIGHEST_PROTOCOL)  # no memo kept between
 
+            def send(waiting: list[T]) -> None:
+                if plain:
+                    try:
+                        data = marshal.dumps(waiting)
+                    except ValueError:  # an object marshal does not know
+                        pass
+                    else:
+                        dump(("marshalled", data))
+                        return
+                dump(("items", waiting))
+
             waiting: list[T] = []
             try:
                 for item in items:
                     waiting.append(item)
                     if batch(waiting, item):
-                        dump(("items", waiting))
+                        send(waiting)
                         waiting = []
-                dump(("items", waiting))
+                send(waiting)
                 dump(("end", None))
             except BrokenPipeError:
                 raise
             except BaseException as e:
-                dump(("items", waiting))  # what was made before it, as in process
+                send(waiting)  # what was made before it, as in process
                 dump(("error", _portable(e, unportable)))
     finally:
         close = getattr(items, "close", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -10,16 +11,20 @@ from typing import Any, Protocol, cast
 from uuid import UUID
 
 import pydantic_core
-from eventsourcing.persistence import Mapper, Notification
+from eventsourcing.persistence import Mapper, Notification, StoredEvent
+from eventsourcing.utils import TopicError, resolve_topic
+from pydantic import TypeAdapter, ValidationError
 
 from benchledger.adapters.store import fold_ahead
+from benchledger.adapters.store.eventstore import PydanticMapper
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
 from benchledger.domain.run import CellsRecorded
-from benchledger.projections.base import CellBatch, Envelope, Projection
+from benchledger.projections.base import CellBatch, Envelope, Head, Projection, iso
 from benchledger.projections.store import REBUILD_SUFFIX, ReadModelStore
 
 PAGE = 200
+REBUILD_COMMIT_EVENTS = 10_000
 CELLS_TOPIC = CellsRecorded.TOPIC
 
 Progress = Callable[[int], None]
@@ -31,6 +36,65 @@ def bulk_cells(state: bytes) -> CellBatch:
     data = pydantic_core.from_json(state)
     rows = [(c["key"], c["outcome"], c["score"], c["metrics"]) for c in data["cells"]]
     return CellBatch(datetime.fromisoformat(data["timestamp"]), rows)
+
+
+# How this store's serializer begins every event (`PydanticMapper`): the fields `Event`
+# declares first, in their order, then the timestamp as pydantic writes a datetime:
+# most are UTC, written to the second (group 1), then the microseconds unless none
+# (group 2), then `Z`; any other text is group 3.
+STORED_HEAD = re.compile(
+    rb'\{"originator_id":"[0-9a-f-]{36}","originator_version":[0-9]+,"timestamp":"'
+    rb"(?:([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{6}))?Z"
+    rb'|([^"\\]*))"'
+)
+# The timestamp's text parsed as the event's own `datetime` field parses it.
+TIMESTAMP = TypeAdapter(datetime)
+_UNRESOLVED: Any = object()
+# UTC seconds seen, each with what `iso` writes of it; None: `iso` does not write it as
+# it is (its events' times are then parsed whole).
+_SECONDS: dict[bytes, str | None] = {}
+SECONDS_KEPT = 4096
+
+
+def stored_time(state: bytes) -> str | None:
+    """`iso` of the timestamp a stored event's text begins with: what decoding the event
+    and taking `iso(event.timestamp)` gives, the same text parsed by the same parser.
+    None when the text does not begin as the serializer writes it.
+
+    Many events are stamped in the same UTC second: a second is parsed once, checked
+    to be written back as it is, and its events' microseconds are put after it as
+    `datetime.isoformat` puts them (six digits, none when zero)."""
+    found = STORED_HEAD.match(state)
+    if found is None:
+        return None
+    key = found[1]
+    if key is not None:
+        if key in _SECONDS:
+            second = _SECONDS[key]
+        else:
+            if len(_SECONDS) >= SECONDS_KEPT:
+                _SECONDS.clear()
+            second = _SECONDS[key] = _utc_second(key)
+        if second is not None:
+            micro = found[2]
+            if micro is None or micro == b"000000":
+                return second + "+00:00"
+            return f"{second}.{micro.decode()}+00:00"
+    begin = found.start(1 if key is not None else 3) - 1
+    try:  # the timestamp with its quotes: a JSON string
+        return iso(TIMESTAMP.validate_json(state[begin : found.end()]))
+    except ValidationError:
+        return None
+
+
+def _utc_second(text: bytes) -> str | None:
+    """The text of a UTC second when `iso` of it parsed is that text, else None."""
+    try:
+        at = iso(TIMESTAMP.validate_json(b'"' + text + b'Z"'))
+    except ValidationError:
+        return None
+    second = text.decode()
+    return second if at == second + "+00:00" else None
 
 
 class NotificationLog(Protocol):
@@ -66,6 +130,15 @@ class ProjectionRunner:
         self._bulk = (
             mapper.cipher is None and mapper.compressor is None and CellsRecorded.class_version == 1
         )
+        # Events stored as this store's own plain JSON state their class (the topic) and
+        # their time (the text's head) without a decode; ciphered or compressed ones,
+        # or ones of an older class version (upcast on decode), are decoded.
+        self._plain = (
+            isinstance(mapper, PydanticMapper)
+            and mapper.cipher is None
+            and mapper.compressor is None
+        )
+        self._names: dict[str, str | None] = {}
 
     def by_name(self, names: Sequence[str] | None) -> list[Projection]:
         if not names:
@@ -90,21 +163,42 @@ class ProjectionRunner:
             after = notes[-1].id
 
     def envelope(self, note: Notification) -> Envelope:
-        stream = note.originator_id
-        state = note.state
-        bulk = self._bulk and note.topic == CELLS_TOPIC
-        return Envelope(
-            position=note.id,
-            stream=stream if isinstance(stream, UUID) else UUID(stream),
-            version=note.originator_version,
-            topic=note.topic,
-            state=state,
-            decode=partial(self._decode, note),
-            decode_cells=partial(bulk_cells, state) if bulk else None,
+        return self.envelope_of(
+            note.id, note.originator_id, note.originator_version, note.topic, note.state
         )
 
-    def _decode(self, note: Notification) -> Event:
-        return cast(Event, self.mapper.to_domain_event(note))
+    def envelope_of(
+        self, position: int, stream: UUID | str, version: int, topic: str, state: bytes
+    ) -> Envelope:
+        """A stored event as the log holds it (its stream as a UUID or as stored)."""
+        bulk = self._bulk and topic == CELLS_TOPIC
+        return Envelope(
+            position,
+            stream,
+            version,
+            topic,
+            state,
+            partial(self._decode, stream, version, topic, state),
+            partial(bulk_cells, state) if bulk else None,
+            partial(self._head, topic, state) if self._plain else None,
+        )
+
+    def _decode(self, stream: UUID | str, version: int, topic: str, state: bytes) -> Event:
+        stored = StoredEvent(
+            originator_id=stream, originator_version=version, topic=topic, state=state
+        )
+        return cast(Event, self.mapper.to_domain_event(stored))
+
+    def _head(self, topic: str, state: bytes) -> Head | None:
+        """The class name and time of a plain stored event, or None where only a decode
+        tells them (see `Envelope.head`)."""
+        name = self._names.get(topic, _UNRESOLVED)
+        if name is _UNRESOLVED:
+            name = self._names[topic] = _class_name(topic)
+        if name is None:
+            return None
+        at = stored_time(state)
+        return None if at is None else (name, at)
 
     def outdated(self) -> list[Projection]:
         states = self.store.states()
@@ -125,7 +219,7 @@ class ProjectionRunner:
                     applied = self._rebuild(stale, progress)
         # One transaction for everything new: a file appended whole is shown whole, even
         # when this process dies halfway through folding it.
-        with gc_paused(), self.store.write():
+        with gc_paused(), self.store.bulk(), self.store.write():
             ahead = self._catch_up_ahead(progress)  # a large catch-up: most of it
             applied += ahead
             folded = ahead > 0
@@ -158,7 +252,8 @@ class ProjectionRunner:
             return count
 
     def _rebuild(self, targets: list[Projection], progress: Progress | None) -> int:
-        with gc_paused():  # decoding happens in the page iterator, outside each write
+        # Decoding happens in the page iterator, outside each write.
+        with gc_paused(), self.store.bulk():
             return self._rebuild_pages(targets, progress)
 
     def _rebuild_pages(self, targets: list[Projection], progress: Progress | None) -> int:
@@ -168,14 +263,21 @@ class ProjectionRunner:
         count = 0
         if self._worth_folding_ahead(0):
             positions = dict.fromkeys((p.name for p in targets), 0)
-            for folded in self._folded_ahead(targets, fresh, positions):
+            pages = iter(self._folded_ahead(targets, fresh, positions))
+            for first in pages:
+                # Fresh tables, seen by no one: pages are committed a few at a time.
                 with self.store.write():
-                    for name, _, batches in folded.changes:
-                        self.store.run(fresh[name], batches)
-                position = folded.last
-                count += folded.count
-                if progress:
-                    progress(folded.count)
+                    folded: fold_ahead.FoldedPage | None = first
+                    written = 0
+                    while folded is not None:
+                        for name, _, batches in folded.changes:
+                            self.store.run(fresh[name], batches)
+                        position = folded.last
+                        count += folded.count
+                        written += folded.count
+                        if progress:
+                            progress(folded.count)
+                        folded = next(pages, None) if written < REBUILD_COMMIT_EVENTS else None
         for page in self.pages(position):
             with self.store.write():
                 for p in targets:
@@ -228,15 +330,18 @@ class ProjectionRunner:
         names: dict[str, dict[str, str]],
         positions: dict[str, int],
     ) -> Iterator[fold_ahead.FoldedPage]:
-        """The events after `positions` folded in a child (`fold_ahead`), page by page."""
+        """The events after `positions` folded in a child (`fold_ahead`), page by page,
+        some projections folded here meanwhile (`fold_ahead.FOLDED_HERE`)."""
         return fold_ahead.fold_ahead(
             self.recorder,
-            self.envelope,
+            self.envelope_of,
             PAGE,
             projections,
             names,
             positions,
             str(self.store.path),
+            here=fold_ahead.FOLDED_HERE,
+            read=self.store.read_one,
         )
 
     def build_at(self, position: int, store: ReadModelStore) -> int:
@@ -261,6 +366,19 @@ class ProjectionRunner:
         for p in self.projections:
             if p.name in names:
                 store.settle(p, names[p.name])
+
+
+def _class_name(topic: str) -> str | None:
+    """`type(event).__name__` of the events of `topic` when they decode without upcasting
+    (class version 1); None for others, and for a topic no class has (the decode then
+    refuses it as it always did)."""
+    try:
+        cls = resolve_topic(topic)
+    except TopicError:
+        return None
+    if isinstance(cls, type) and issubclass(cls, Event) and cls.class_version == 1:
+        return cls.__name__
+    return None
 
 
 def _live(projection: Projection) -> dict[str, str]:

@@ -1,21 +1,26 @@
-"""A large catch-up or rebuild folds its events in a child process: the read models it
-writes are the ones an in-process fold writes, and a failed fold writes nothing."""
+"""A large catch-up or rebuild folds its events in a child process (some projections in
+this one meanwhile): the read models it writes are the ones an in-process fold writes,
+and a failed fold writes nothing."""
 
 from __future__ import annotations
 
+import enum
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchledger.adapters.store import fold_ahead, projection_runner
+from benchledger.adapters.store import fold_ahead, forked, projection_runner
 from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain.errors import LedgerError
+from benchledger.projections.registry import all_projections
 from benchledger.projections.runs import RunsProjection
+from benchledger.projections.versions import STATE_TABLE
 from tests.conftest import Invoke
 from tests.integration.test_orchestrator_stream import many_rows
 from tests.integration.test_projections import dump, import_record, record
@@ -40,6 +45,33 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield made
 
 
+EVERY = frozenset(p.name for p in all_projections())
+# Which projections this process folds itself while the child folds the others.
+SPLITS = [frozenset(), frozenset({"events"}), fold_ahead.FOLDED_HERE, EVERY - {"chain"}, EVERY]
+
+
+@pytest.fixture(params=SPLITS, ids=lambda here: "+".join(sorted(here)) or "none")
+def here(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> frozenset[str]:
+    monkeypatch.setattr(fold_ahead, "FOLDED_HERE", request.param)
+    return frozenset(request.param)
+
+
+def schema(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+
+
+def with_rowids(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every read model's rows with their rowids (what `dump` shows, and where they sit),
+    and the positions the projections are at."""
+    names = [t.name for p in all_projections() for t in p.tables] + [STATE_TABLE]
+    with sqlite3.connect(db) as conn:
+        return {
+            name: conn.execute(f"SELECT rowid, * FROM [{name}] ORDER BY rowid").fetchall()
+            for name in names
+        }
+
+
 def busy_ledger(invoke: Invoke, tmp_path: Path) -> None:
     """Runs of every kind, skips, trajectories, corrections: most folds have work."""
     invoke("demo")
@@ -47,22 +79,52 @@ def busy_ledger(invoke: Invoke, tmp_path: Path) -> None:
 
 
 class TestFoldedAhead:
+    @pytest.mark.parametrize("commit_every", [1, projection_runner.REBUILD_COMMIT_EVENTS])
     def test_a_rebuild_folded_ahead_writes_what_an_in_process_one_writes(
-        self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int]
+        self,
+        invoke: Invoke,
+        db: Path,
+        tmp_path: Path,
+        forks: list[int],
+        here: frozenset[str],
+        commit_every: int,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
+        monkeypatch.setattr(projection_runner, "REBUILD_COMMIT_EVENTS", commit_every)
         with pytest.MonkeyPatch.context() as in_process:
             in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
             busy_ledger(invoke, tmp_path)
             invoke("rebuild")
-        expected = dump(db)
+        expected = dump(db), with_rowids(db), schema(db)
         assert forks == []
         invoke("rebuild")
         assert forks == [1]
-        assert dump(db) == expected
+        assert (dump(db), with_rowids(db), schema(db)) == expected
         assert invoke("verify").stdout.startswith("OK:")
 
+    def test_a_fresh_ledger_s_first_catch_up_folded_ahead_writes_what_in_process_writes(
+        self, db: Path, tmp_path: Path, forks: list[int], here: frozenset[str]
+    ) -> None:
+        """An import into a new ledger: its catch-up rebuilds every projection."""
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", many_rows(60))
+        with build(Settings(db_path=db)) as services:  # appended, no read models yet
+            group = services.ledger.new_group("import", "import")
+            Importer(services.ledger).import_file(source, group=group)
+            services.ledger.close_group(group)
+        copy = tmp_path / "copy.db"
+        shutil.copy(db, copy)
+        with build(Settings(db_path=db)) as services:
+            services.runner.catch_up()
+        assert forks == [1]
+        with pytest.MonkeyPatch.context() as in_process:
+            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            with build(Settings(db_path=copy)) as services:
+                services.runner.catch_up()
+        assert forks == [1]
+        assert (with_rowids(db), schema(db)) == (with_rowids(copy), schema(copy))
+
     def test_a_catch_up_folded_ahead_writes_what_an_in_process_one_writes(
-        self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int]
+        self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int], here: frozenset[str]
     ) -> None:
         with pytest.MonkeyPatch.context() as in_process:
             in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
@@ -84,7 +146,37 @@ class TestFoldedAhead:
                 services.runner.catch_up()
         assert forks == [1]
         assert dump(db) == dump(copy)
+        assert with_rowids(db) == with_rowids(copy)
         assert invoke("verify").stdout.startswith("OK:")
+
+    def test_projections_at_different_positions_each_fold_what_they_have_not(
+        self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int], here: frozenset[str]
+    ) -> None:
+        """`events` and `runs` rebuilt after more events came: the catch-up folds the
+        others' events from where they are, theirs from where they are."""
+        with pytest.MonkeyPatch.context() as in_process:
+            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            busy_ledger(invoke, tmp_path)
+            more = make_db(tmp_path / "more" / "orchestrator.sqlite", many_rows(90)[60:])
+            with build(Settings(db_path=db)) as services:
+                group = services.ledger.new_group("import", "import")
+                Importer(services.ledger).import_file(more, group=group)
+                services.ledger.close_group(group)
+                services.runner.rebuild(["events", "runs"])
+                states = services.store.states()
+        assert states["events"][1] == states["runs"][1] > states["chain"][1]
+        copy = tmp_path / "copy.db"
+        shutil.copy(db, copy)
+        with build(Settings(db_path=db)) as services:
+            services.runner.catch_up()
+            folded = services.store.states()
+        assert forks == [1]
+        with pytest.MonkeyPatch.context() as in_process:
+            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            with build(Settings(db_path=copy)) as services:
+                services.runner.catch_up()
+                assert services.store.states() == folded
+        assert with_rowids(db) == with_rowids(copy)
 
     def test_a_fold_that_fails_in_the_child_writes_nothing(
         self, db: Path, forks: list[int], monkeypatch: pytest.MonkeyPatch
@@ -123,6 +215,25 @@ class TestFoldedAhead:
             with pytest.raises(LedgerError, match="ended before the log did"):
                 services.runner.catch_up()
             assert services.store.states() == {}
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+def test_items_marshal_cannot_write_go_by_pickle_as_they_are() -> None:
+    items: list[Any] = [(1, "a", None, 2.5, b"x"), [Colour.RED], {"k": (True, -0.0)}, 10**40]
+    got = list(
+        forked.forked(
+            lambda: iter(items),
+            batch=lambda waiting, item: True,
+            died=lambda: LedgerError("died"),
+            unportable=lambda e: e,
+            plain=True,
+        )
+    )
+    assert got == items
+    assert got[1][0] is Colour.RED and type(got[2]["k"][0]) is bool
 
 
 def test_events_in_postgres_or_memory_are_folded_in_process(tmp_path: Path) -> None:
