@@ -146,10 +146,10 @@ class ReadModelStore:
 
     @contextmanager
     def bulk(self) -> Iterator[None]:
-        """A page cache of `BULK_CACHE_KIB` while a catch-up or rebuild writes: the tables
-        it updates by key (runs, candidates) are larger than SQLite's default cache of
-        2 MiB, and a page evicted is read again from the WAL. A cache limits memory,
-        it does not reserve it: a small catch-up reads as few pages as before."""
+        """A page cache of `BULK_CACHE_KIB` while a large catch-up or rebuild writes: the
+        tables it updates by key (runs, candidates) outgrow SQLite's default cache of
+        2 MiB, and every page evicted was read again from the WAL (most of a rebuild's
+        system time). A cache bounds memory, it does not reserve it."""
         (before,) = self.conn.execute("PRAGMA cache_size").fetchone()
         self.conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
         try:

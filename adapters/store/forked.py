@@ -13,6 +13,7 @@ error in the child is sent back and raised in the parent as it was raised.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import marshal
 import os
@@ -25,6 +26,8 @@ T = TypeVar("T")
 # The pipe holds this much, so that the child is not held up by a parent still busy.
 PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031  # Linux's fcntl to resize a pipe
+# Made and not yet written, at most (see `_Writer`).
+AHEAD_BYTES = 64 << 20
 
 Portable = tuple[type[BaseException], tuple[Any, ...], dict[str, Any]]
 
@@ -99,10 +102,10 @@ def _send(
     either way, so that what it holds (a copy of a database) is cleaned up."""
     items = iter(produce())
     try:
-        with os.fdopen(write_fd, "wb", buffering=1 << 16) as out:
+        with _Writer(write_fd) as out:
 
             def dump(message: tuple[str, Any]) -> None:
-                pickle.dump(message, out, pickle.HIGHEST_PROTOCOL)  # no memo kept between
+                out.put(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
 
             def send(waiting: list[T]) -> None:
                 if plain:
@@ -133,6 +136,67 @@ def _send(
         close = getattr(items, "close", None)
         if close is not None:
             close()
+
+
+class _Writer:
+    """The child's messages written to the pipe by a thread of its own, so that the
+    child goes on making them while the pipe is full: the parent, busy a moment (or
+    not given the CPU), finds them waiting rather than a child held up. At most
+    `AHEAD_BYTES` wait; a write the parent no longer reads (a broken pipe) is raised
+    where the next message is put, and at the end."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.waiting: collections.deque[bytes] = collections.deque()
+        self.size = 0
+        self.done = False
+        self.failed: OSError | None = None
+        self.changed = threading.Condition()
+        self.thread = threading.Thread(target=self._write, daemon=True)
+
+    def __enter__(self) -> _Writer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.changed:
+            self.done = True
+            self.changed.notify_all()
+        self.thread.join()
+        os.close(self.fd)
+        if self.failed is not None and exc[0] is None:
+            raise self.failed
+
+    def put(self, data: bytes) -> None:
+        with self.changed:
+            while self.failed is None and self.waiting and self.size + len(data) > AHEAD_BYTES:
+                self.changed.wait()
+            if self.failed is not None:
+                raise self.failed
+            self.waiting.append(data)
+            self.size += len(data)
+            self.changed.notify_all()
+
+    def _write(self) -> None:
+        try:
+            while True:
+                with self.changed:
+                    while not self.waiting and not self.done:
+                        self.changed.wait()
+                    if not self.waiting:
+                        return
+                    data = self.waiting[0]
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view) :]
+                with self.changed:
+                    self.waiting.popleft()
+                    self.size -= len(data)
+                    self.changed.notify_all()
+        except OSError as e:  # EPIPE: the parent stopped reading
+            with self.changed:
+                self.failed = e
+                self.changed.notify_all()
 
 
 def _portable(

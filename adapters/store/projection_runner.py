@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from functools import partial
 from typing import Any, Protocol, cast
@@ -219,7 +219,9 @@ class ProjectionRunner:
                     applied = self._rebuild(stale, progress)
         # One transaction for everything new: a file appended whole is shown whole, even
         # when this process dies halfway through folding it.
-        with gc_paused(), self.store.bulk(), self.store.write():
+        states = self.store.states()
+        least = min(states.get(p.name, (0, 0))[1] for p in self.projections)
+        with gc_paused(), self._cache_for(least), self.store.write():
             ahead = self._catch_up_ahead(progress)  # a large catch-up: most of it
             applied += ahead
             folded = ahead > 0
@@ -253,8 +255,14 @@ class ProjectionRunner:
 
     def _rebuild(self, targets: list[Projection], progress: Progress | None) -> int:
         # Decoding happens in the page iterator, outside each write.
-        with gc_paused(), self.store.bulk():
+        with gc_paused(), self._cache_for(0):
             return self._rebuild_pages(targets, progress)
+
+    def _cache_for(self, after: int) -> AbstractContextManager[None]:
+        """A large page cache (`ReadModelStore.bulk`) when many events follow `after`:
+        a small catch-up keeps SQLite's default, and its memory."""
+        many = self.head_position() - after >= fold_ahead.FOLD_AHEAD_EVENTS
+        return self.store.bulk() if many else nullcontext()
 
     def _rebuild_pages(self, targets: list[Projection], progress: Progress | None) -> int:
         with self.store.write():
@@ -331,7 +339,8 @@ class ProjectionRunner:
         positions: dict[str, int],
     ) -> Iterator[fold_ahead.FoldedPage]:
         """The events after `positions` folded in a child (`fold_ahead`), page by page,
-        some projections folded here meanwhile (`fold_ahead.FOLDED_HERE`)."""
+        some projections folded here meanwhile (`fold_ahead.FOLDED_HERE`); up to the
+        log's head now: events appended meanwhile are left to fold in process."""
         return fold_ahead.fold_ahead(
             self.recorder,
             self.envelope_of,
@@ -340,6 +349,7 @@ class ProjectionRunner:
             names,
             positions,
             str(self.store.path),
+            self.head_position(),
             here=fold_ahead.FOLDED_HERE,
             read=self.store.read_one,
         )

@@ -8,6 +8,7 @@ import enum
 import os
 import shutil
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,48 @@ def test_items_marshal_cannot_write_go_by_pickle_as_they_are() -> None:
     )
     assert got == items
     assert got[1][0] is Colour.RED and type(got[2]["k"][0]) is bool
+
+
+def made_in_a_child(
+    count: int, size: int, done: Path | None = None, plain: bool = True
+) -> Iterator[Any]:
+    def produce() -> Iterator[bytes]:
+        for i in range(count):
+            yield i.to_bytes(4, "big") * (size // 4)
+        if done is not None:
+            done.touch()
+
+    return forked.forked(
+        produce,
+        batch=lambda waiting, item: True,
+        died=lambda: LedgerError("died"),
+        unportable=lambda e: e,
+        plain=plain,
+    )
+
+
+def test_a_child_goes_on_while_its_pipe_is_full(tmp_path: Path) -> None:
+    """Five times what the pipe holds: the child makes it all before the parent reads
+    more than the first item, then the parent reads it all, in order."""
+    done = tmp_path / "done"
+    items = made_in_a_child(50, forked.PIPE_BYTES // 10, done)
+    first = next(items)
+    for _ in range(600):  # a liveness wait, not a measure: the child is not held up
+        if done.exists():
+            break
+        threading.Event().wait(0.05)
+    assert done.exists()
+    rest = list(items)
+    assert [first, *rest] == [i.to_bytes(4, "big") * (forked.PIPE_BYTES // 40) for i in range(50)]
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_child_that_made_its_most_waits_and_loses_nothing(
+    monkeypatch: pytest.MonkeyPatch, plain: bool
+) -> None:
+    monkeypatch.setattr(forked, "AHEAD_BYTES", 3000)  # the child's copy holds it too
+    got = list(made_in_a_child(200, 1000, plain=plain))
+    assert got == [i.to_bytes(4, "big") * 250 for i in range(200)]
 
 
 def test_events_in_postgres_or_memory_are_folded_in_process(tmp_path: Path) -> None:
