@@ -73,18 +73,30 @@ class TestPublishability:
         verdict = gate(invoke, "publishability")
         assert (verdict["ok"], verdict["findings"]) == (True, [])
 
-    def test_a_mock_run_is_published_and_flagged_where_it_sits(
+    def test_a_mock_run_is_quarantined_and_leaves_its_key_without_a_row(
         self, invoke: Invoke, add: Any
     ) -> None:
-        """As the orchestrator's rebuild publishes it and its gate then flags it."""
         add(run("bfcl", "eliza"), run("bfcl", "hermes", config={"mock": True}))
         verdict = gate(invoke, "publishability", expect=1)
         assert verdict["ok"] is False
         [item] = verdict["findings"]
         assert (item["scope"], item["reason"], item["value"]) == (
             "bfcl::hermes",
+            "no_publishable_row",
             "truthy_non_real_flag",
-            "config.mock=True",
+        )
+
+    def test_a_sample_task_config_is_published_and_flagged_where_it_sits(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        """As the orchestrator's rebuild publishes it and its gate then flags it."""
+        add(run("bfcl", "eliza"), run("bfcl", "hermes", config={"use_sample_tasks": True}))
+        verdict = gate(invoke, "publishability", expect=1)
+        [item] = verdict["findings"]
+        assert (item["scope"], item["reason"], item["value"]) == (
+            "bfcl::hermes",
+            "truthy_non_real_flag",
+            "config.use_sample_tasks=True",
         )
 
     def test_a_key_with_only_a_sample_task_run_has_no_publishable_row(
