@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import errno
 import functools
+import itertools
 import json
 import os
 import re
 import stat
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -148,6 +151,84 @@ def _decoder(int_digits: int, unique_keys: bool) -> json.JSONDecoder:
     )
 
 
+# The plain decoder's scanner (integers read in C, without the digit check: see `_decode`),
+# and the whitespace JSONDecoder.decode allows around the document.
+_PLAIN_SCAN = json.JSONDecoder().scan_once
+_JSON_SPACE = re.compile(r"[ \t\n\r]*").match
+# ASCII digits to "0" (and every other byte as it is), to find a run of digits by a search.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
+# A long text is searched for a run of digits a piece at a time, so that the copy the
+# search makes stays small.
+_RUN_PIECE = 1 << 20
+
+
+def _decode(text: str, int_digits: int, unique_keys: bool) -> Any:
+    """`_decoder(int_digits, unique_keys).decode(text)`, with its errors.
+
+    Most documents hold no integer near the digit limit, and the limit's hook (a Python
+    call per integer) then cannot refuse anything: an integer of more than `int_digits`
+    digits is a run of that many ASCII digits in the text. Without such a run (nor one
+    past Python's own limit on converting digits), the plain scanner reads integers in
+    C and gives the same document (read as JSONDecoder.decode reads it: whitespace
+    around it, nothing else). Whatever it cannot read is read again by the checked
+    decoder, whose error is the one reported. Keys stated twice are only refused by the
+    checked decoder's hook, so `unique_keys` always takes it.
+    """
+    if not unique_keys and not _digit_run(text, int_digits):
+        try:
+            start = _JSON_SPACE(text).end() if text[:1] in " \t\n\r" else 0
+            value, end = _PLAIN_SCAN(text, start)
+            if end == len(text) or _JSON_SPACE(text, end).end() == len(text):
+                return value
+        except (StopIteration, ValueError, RecursionError):
+            pass
+    return _decoder(int_digits, unique_keys).decode(text)
+
+
+def _digit_run(text: str, int_digits: int) -> bool:
+    """Whether `text` holds a run of ASCII digits (in a string too) longer than the limit,
+    or than Python converts to an integer (sys.get_int_max_str_digits, 0: no limit)."""
+    python = sys.get_int_max_str_digits()
+    longest = min(int_digits, python) if python else int_digits
+    if len(text) <= longest:
+        return False
+    run = b"0" * (longest + 1)
+    for start in range(0, len(text), _RUN_PIECE):
+        piece = text[start : start + _RUN_PIECE + longest]  # overlaps the next piece
+        if run in piece.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO):
+            return True
+    return False
+
+
+def loads_all(name: str, texts: Sequence[str], fields: Sequence[str | None]) -> list[Any]:
+    """`loads(name, text, field=field)` of each text in turn (with the first refusal).
+
+    A table row holds several short JSON texts, and what `loads` spends around each
+    one's decoding outweighs the decoding, so they are read in one pass of C code when
+    that gives the same: when no text holds a backslash (so no escape, none of a
+    surrogate), the objects and arrays of all of them together are within the depth
+    limit, no run of digits is past the digit limit (see `_decode`), and the plain
+    scanner reads each text whole from its first character. Otherwise each is read by
+    `loads`, in order, so the first failure is reported as `loads` reports it.
+    """
+    bounds = limits.current()
+    joined = "\x00".join(texts)  # a separator that is no digit, bracket or backslash
+    if (
+        "\\" not in joined
+        and joined.count("[") + joined.count("{") <= bounds.depth
+        and not _digit_run(joined, bounds.int_digits)
+    ):
+        try:
+            # A StopIteration (no value at the start of a text) ends the map early: the
+            # ends then do not match the lengths.
+            found = list(map(_PLAIN_SCAN, texts, itertools.repeat(0)))
+        except (ValueError, RecursionError):
+            found = []
+        if list(map(itemgetter(1), found)) == list(map(len, texts)):
+            return list(map(itemgetter(0), found))
+    return [loads(name, text, field=field) for text, field in zip(texts, fields, strict=True)]
+
+
 def loads(
     name: str,
     data: bytes | str,
@@ -166,7 +247,7 @@ def loads(
             name, f"not UTF-8 text ({e.reason} at byte {e.start})", line=line, field=field
         ) from None
     try:
-        value = _decoder(bounds.int_digits, unique_keys).decode(text)
+        value = _decode(text, bounds.int_digits, unique_keys)
     except json.JSONDecodeError as e:
         raise InputFormatError(
             name, f"invalid JSON: {e.msg} (column {e.colno})", line=line or e.lineno, field=field
@@ -186,9 +267,15 @@ def loads(
         raise limits.exceeded(name, "the nesting", "depth", line=line, field=field) from None
     except ValueError as e:  # integers past Python's own digit limit, when it is raised
         raise InputFormatError(name, f"unreadable JSON: {e}", line=line, field=field) from None
-    if text.count("[") + text.count("{") > bounds.depth and too_deep(value, bounds.depth):
+    # Neither check can find anything in a text too short for that many brackets, or
+    # without a backslash (an escape).
+    if (
+        len(text) > bounds.depth
+        and text.count("[") + text.count("{") > bounds.depth
+        and too_deep(value, bounds.depth)
+    ):
         raise limits.exceeded(name, "the nesting", "depth", line=line, field=field)
-    if _SURROGATE_ESCAPE.search(text):
+    if "\\" in text and _SURROGATE_ESCAPE.search(text):
         reject_lone_surrogates(name, text, value, line=line, field=field)
     return value
 

@@ -56,13 +56,20 @@ def _count(value: Any) -> int | None:
 def canonical(value: Any) -> Any:
     """Keys sorted at every depth, so sources that order keys differently agree; a string
     that cannot be UTF-8 (a lone surrogate escape) raises UnicodeEncodeError."""
-    if isinstance(value, dict):
-        return {_text(str(k)): canonical(value[k]) for k in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [canonical(v) for v in value]
-    if isinstance(value, str):
-        return _text(value)
-    return value
+    return _canonical(value, False)
+
+
+def canonical_stripped(value: Any) -> Any:
+    """`canonical(strip_host_paths(value))` in one walk: most of what a row keeps goes
+    through both."""
+    kind = type(value)
+    if kind is str:
+        if "/" in value or "\\" in value:
+            value = strip_text(value)
+        return value if value.isascii() else _text(value)
+    if kind in _ATOMS:
+        return value
+    return _canonical(value, True)
 
 
 def _text(value: str) -> str:
@@ -71,24 +78,72 @@ def _text(value: str) -> str:
     return value
 
 
-def canonical_stripped(value: Any) -> Any:
-    """`canonical(strip_host_paths(value))` in one walk: most of what a row keeps goes
-    through both."""
+# Values of these exact types are kept as they are (a subclass takes the general walk).
+_ATOMS = frozenset({int, float, bool, type(None)})
+
+
+def _canonical(value: Any, strip: bool) -> Any:
+    """`canonical` (`strip`: `canonical_stripped`) of any value: dicts and lists copied with
+    their keys sorted (by their text) and their strings checked, other objects as they are."""
     if isinstance(value, dict):
-        return {_text(str(k)): canonical_stripped(value[k]) for k in sorted(value, key=str)}
+        return _canonical_dict(value, strip)
     if isinstance(value, list):
-        return [canonical_stripped(v) for v in value]
+        return _canonical_list(value, strip)
     if isinstance(value, str):
-        if "/" in value or "\\" in value:
-            value = HOST_PATH.sub(_relative, value)
-        return _text(value)
+        return _text(strip_text(value) if strip else value)
     return value
+
+
+# `_canonical_dict` and `_canonical_list` are `_canonical` unrolled one level: a row holds
+# millions of values, most of them plain strings and numbers, so these handle each child of
+# an exact str, int, float, bool, None, dict or list type in place instead of through a call
+# per value (anything else, subclasses included, goes through `_canonical`). A test checks
+# them against the plain recursive definition.
+
+
+def _canonical_dict(value: dict[Any, Any], strip: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in sorted(value, key=str):
+        item = value[key]
+        kind = type(item)
+        if kind is str:
+            if strip and ("/" in item or "\\" in item):
+                item = strip_text(item)
+            if not item.isascii():
+                item.encode("utf-8")
+        elif kind is dict:
+            item = _canonical_dict(item, strip)
+        elif kind is list:
+            item = _canonical_list(item, strip)
+        elif kind not in _ATOMS:
+            item = _canonical(item, strip)
+        out[key if type(key) is str and key.isascii() else _text(str(key))] = item
+    return out
+
+
+def _canonical_list(value: list[Any], strip: bool) -> list[Any]:
+    out: list[Any] = []
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            if strip and ("/" in item or "\\" in item):
+                item = strip_text(item)
+            if not item.isascii():
+                item.encode("utf-8")
+        elif kind is dict:
+            item = _canonical_dict(item, strip)
+        elif kind is list:
+            item = _canonical_list(item, strip)
+        elif kind not in _ATOMS:
+            item = _canonical(item, strip)
+        out.append(item)
+    return out
 
 
 def strip_host_paths(value: Any) -> Any:
     """Absolute host paths cut to their part below the results root, else their base name."""
     if isinstance(value, str):
-        return HOST_PATH.sub(_relative, value) if ("/" in value or "\\" in value) else value
+        return strip_text(value)
     if isinstance(value, dict):
         return {k: strip_host_paths(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -96,8 +151,37 @@ def strip_host_paths(value: Any) -> Any:
     return value
 
 
+# The ASCII characters that end a host path: HOST_PATH's last class (whitespace as `\s`
+# knows it, quotes, brackets...) on ASCII text.
+_PATH_ENDS = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f '\"<>|,;)]}"
+
+
+def strip_text(text: str) -> str:
+    """`strip_host_paths` of one string.
+
+    Most strings that hold a path are that path and nothing else (a log file, a working
+    directory): ASCII text that starts with `/`, a name and another `/`, and holds none
+    of the characters that end a path. HOST_PATH matches such a text whole, at its
+    start, so it is cut without the search (a test checks this against the search).
+    """
+    if "/" not in text and "\\" not in text:
+        return text
+    if (
+        text.startswith("/")
+        and text.find("/", 1) > 1
+        and text.isascii()
+        and len(text.encode("ascii").translate(None, _PATH_ENDS)) == len(text)
+    ):
+        return _relative_path(text)
+    return HOST_PATH.sub(_relative, text)
+
+
 def _relative(match: re.Match[str]) -> str:
-    path = match.group(0).replace("\\", "/")
+    return _relative_path(match.group(0))
+
+
+def _relative_path(path: str) -> str:
+    path = path.replace("\\", "/")
     for root in RESULT_ROOTS:
         if root in path:
             return path.split(root, 1)[1] or "."
@@ -130,5 +214,8 @@ def derive_signature(
         "model": model,
         "extra_config": config,
     }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_SIGNATURE_JSON.encode(payload).encode("utf-8")).hexdigest()
+
+
+# json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True), built once.
+_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)

@@ -168,13 +168,19 @@ class Row(BaseModel):
 
 
 def read_row(
-    path: str, raw: Any, where: str = "", kind: Kind = "snapshot"
+    path: str,
+    raw: Any,
+    where: str = "",
+    kind: Kind = "snapshot",
+    *,
+    columns: dict[str, Any] | None = None,
 ) -> RunRecord | SkipRecord | None:
     """The ledger's record of one source row: a run, a skip, or None for a run still in
     progress; a malformed row raises InputFormatError naming `where` + the field.
 
     `kind`: the file the row comes from; a JSON file's other columns are picked from
-    its keys (the database's come as `source_columns` already)."""
+    its keys (the database's come as `source_columns` already). `columns`: what
+    `_columns` keeps of the row's `source_columns`, when the reader worked it out."""
     if not isinstance(raw, dict):
         raise InputFormatError(path, "expected a JSON object (one run row)", field=where or None)
     run_id = raw.get("run_id")
@@ -182,7 +188,7 @@ def read_row(
     try:
         if kind != "database":
             raw = {**raw, "source_columns": _json_columns(raw, kind)}
-        return to_record(Row.model_validate(raw), kind)
+        return to_record(Row.model_validate(raw), kind, columns=columns)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
@@ -259,26 +265,29 @@ def _json_columns(raw: dict[str, Any], kind: Kind) -> dict[str, Any] | None:
     return found or None
 
 
-def to_record(row: Row, kind: Kind = "database") -> RunRecord | SkipRecord | None:
-    """The ledger's record of a validated row (see the module docstring for the rules)."""
+def to_record(
+    row: Row, kind: Kind = "database", *, columns: dict[str, Any] | None = None
+) -> RunRecord | SkipRecord | None:
+    """The ledger's record of a validated row (see the module docstring for the rules);
+    `columns`: `_columns(row.source_columns)`, when the caller has it already."""
     if row.status in OPEN_STATUSES:
         return None
     metrics = dict(row.metrics)
     if row.run_id.startswith("missing_env_") or (
         "missing_env" in metrics and row.status in ("failed", "incompatible")
     ):
-        return _skip(row, "missing_env")
+        return _skip(row, "missing_env", columns)
     recovered = metrics.get("reason") == STALE_REASON or (row.error or "").startswith(STALE_ERROR)
     if recovered and row.status in ("failed", "paused_unknown"):
-        return _run(row, RunStatus.RECOVERED, row.error, kind)
+        return _run(row, RunStatus.RECOVERED, row.error, kind, columns)
     if row.status in SKIP_STATUSES:
-        return _skip(row, row.status)
+        return _skip(row, row.status, columns)
     if row.status == "succeeded":
         repair = _repair_reason(row)
         if repair is not None:
-            return _run(row, RunStatus.FAILED, row.error or repair, kind)
-        return _run(row, RunStatus.SUCCEEDED, row.error, kind)
-    return _run(row, RunStatus.FAILED, row.error, kind)
+            return _run(row, RunStatus.FAILED, row.error or repair, kind, columns)
+        return _run(row, RunStatus.SUCCEEDED, row.error, kind, columns)
+    return _run(row, RunStatus.FAILED, row.error, kind, columns)
 
 
 def _repair_reason(row: Row) -> str | None:
@@ -303,7 +312,9 @@ def _repair_reason(row: Row) -> str | None:
     return None
 
 
-def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecord:
+def _run(
+    row: Row, status: RunStatus, error: str | None, kind: Kind, columns: dict[str, Any] | None
+) -> RunRecord:
     metrics, tokens = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
     provenance: dict[str, Any] = {}
@@ -320,7 +331,7 @@ def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecor
     if check != "unverifiable":
         provenance["signature_check"] = check
     if row.source_columns:
-        provenance["source_columns"] = _columns(row.source_columns)
+        provenance["source_columns"] = _columns(row.source_columns, columns)
     stated: dict[str, Any] = {
         "run_key": row.run_id,
         "benchmark": row.benchmark_id,
@@ -355,7 +366,7 @@ def _run(row: Row, status: RunStatus, error: str | None, kind: Kind) -> RunRecor
     )
 
 
-def _skip(row: Row, reason: str) -> SkipRecord:
+def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
     why = row.metrics.get("reason")
     details = [str(why)] if isinstance(why, str) and why else []
     if row.error:
@@ -373,7 +384,7 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
         provenance["metrics"] = canonical_stripped(row.metrics)
     if row.source_columns:
-        provenance["source_columns"] = _columns(row.source_columns)
+        provenance["source_columns"] = _columns(row.source_columns, columns)
     if row.ended_at is not None:
         provenance["ended_at"] = row.ended_at
     if row.duration_seconds is not None:
@@ -399,10 +410,13 @@ def _skip(row: Row, reason: str) -> SkipRecord:
     )
 
 
-def _columns(columns: dict[str, Any]) -> dict[str, Any]:
-    """The other columns as stated; a NULL column states nothing (the viewer drops it too)."""
-    kept: dict[str, Any] = canonical_stripped({k: v for k, v in columns.items() if v is not None})
-    return kept
+def _columns(columns: dict[str, Any], kept: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The other columns as stated; a NULL column states nothing (the viewer drops it too).
+    `kept`: what this gives, worked out already (the database reader's)."""
+    if kept is not None:
+        return kept
+    found: dict[str, Any] = canonical_stripped({k: v for k, v in columns.items() if v is not None})
+    return found
 
 
 def _when(text: str | None) -> datetime | None:

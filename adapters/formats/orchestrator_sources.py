@@ -12,12 +12,13 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from benchledger.adapters.formats.common import loads
+from benchledger.adapters.formats.common import loads_all
 from benchledger.adapters.formats.common import read_json as load_json
+from benchledger.adapters.formats.orchestrator_facts import canonical_stripped
 from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_group, read_row
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord, Turn
@@ -84,18 +85,13 @@ ROW_BATCH = 500
 def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
     name = str(path)
     for raw, turns in _sqlite_rows(path, data):
-        if turns is None:  # a run_groups row
+        if isinstance(raw, dict):  # a run_groups row
             yield read_group(name, raw, "run_groups.")
             continue
-        record = read_row(name, _row_from_columns(name, raw), "benchmark_runs.", "database")
-        if isinstance(record, RunRecord) and turns:
-            record = RunRecord(
-                header=record.header,
-                cells=record.cells,
-                supplement=record.supplement,
-                turns=tuple(_turn(name, t) for t in turns),
-                group_key=record.group_key,
-            )
+        row, columns = raw.row(name)
+        record = read_row(name, row, "benchmark_runs.", "database", columns=columns)
+        if isinstance(record, RunRecord) and turns is not None and turns.rows:
+            record = turns.record(name, record)
         if record is not None:
             yield record
 
@@ -103,25 +99,167 @@ def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
 TURN_FIELDS = tuple(Turn.model_fields)
 
 
-def _turn(path: str, raw: dict[str, Any]) -> Turn:
-    try:
-        return Turn.model_validate({k: raw[k] for k in TURN_FIELDS if k in raw}, strict=True)
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        where = f"run '{raw.get('run_id')}': " if raw.get("run_id") else ""
-        field = f"benchmark_run_trajectories.{loc}"
-        raise InputFormatError(path, where + first["msg"], field=field) from None
+class _Turns(NamedTuple):
+    """A run's benchmark_run_trajectories rows (by file and turn), as the database hands
+    them, with their query's columns (by name, a repeated name's last; the TURN_FIELDS
+    it has, with their places)."""
+
+    names: dict[str, int]
+    fields: tuple[tuple[str, int], ...]
+    rows: list[tuple[Any, ...]]
+
+    def record(self, path: str, record: RunRecord) -> RunRecord:
+        """`record` with these rows as its turns, each validated as strictly as by
+        `Turn.model_validate(..., strict=True)`, in the one validation of the record
+        (which it passes otherwise: its other fields are a record's); the first bad turn
+        is named."""
+        turns = tuple({k: row[i] for k, i in self.fields} for row in self.rows)
+        stated = {"header": record.header, "cells": record.cells, "turns": turns}
+        stated.update(supplement=record.supplement, group_key=record.group_key)
+        try:
+            return RunRecord.model_validate(stated, strict=True)
+        except ValidationError as e:
+            first = e.errors()[0]
+            _, at, *loc = first["loc"]  # ("turns", index, field)
+            run_id = self.rows[int(at)][self.names["run_id"]]
+            where = f"run '{run_id}': " if run_id else ""
+            field = "benchmark_run_trajectories." + ".".join(str(p) for p in loc)
+            raise InputFormatError(path, where + first["msg"], field=field) from None
+
+
+class _RunColumns:
+    """Where each column of a benchmark_runs query goes in the row `read_row` reads: a
+    row in the shape the JSON sources use (absent columns stay absent), with every column
+    `read_row` does not map kept as stated in `source_columns` (command, cwd, log paths,
+    versions and commits, artifacts, high-score reference, comparison_id, the
+    denormalised telemetry...), each `*_json` column decoded under its name without the
+    suffix. Worked out once per query from its column names, rather than once per row."""
+
+    def __init__(self, names: list[str]) -> None:
+        index = {name: i for i, name in enumerate(names)}  # a repeated name: its last column
+        self.plain = [(k, index[k]) for k in PLAIN_COLUMNS if k in index]
+        self.reals = [k for k in ("score", "duration_seconds") if k in index]
+        self.higher_is_better = index.get("higher_is_better")
+        self.json = [
+            (name, index[f"{name}_json"], f"benchmark_runs.{name}_json")
+            for name in JSON_COLUMNS
+            if f"{name}_json" in index
+        ]
+        # The other columns in table order, each with its `*_json` field (None: not one).
+        self.rest = [
+            (
+                column,
+                index[column],
+                f"benchmark_runs.{column}" if column.endswith("_json") else None,
+            )
+            for column in index
+            if column not in MAPPED_COLUMNS
+        ]
+        # Every JSON text a row may hold, in the order they are decoded.
+        self.texts = [(i, field) for _, i, field in self.json]
+        self.texts += [(i, field) for _, i, field in self.rest if field is not None]
+        # The other columns by the key `source_columns` gives them (a `*_json` column's
+        # without the suffix, and the token_metrics column's as its raw group: index None),
+        # sorted: the order in which `_columns` keeps them. Only when every key is one
+        # column's (else a later column replaces an earlier one: see `_RunRow.rest`).
+        keyed = [(c.removesuffix("_json") if f else c, i, f) for c, i, f in self.rest]
+        keys = [key for key, _, _ in keyed]
+        self.sorted_rest: list[tuple[str, int | None, str | None]] | None = None
+        if len(set(keys)) == len(keys) and "token_metrics" not in keys:
+            self.sorted_rest = sorted([*keyed, ("token_metrics", None, None)])
+
+
+class _RunRow(NamedTuple):
+    """One benchmark_runs row as the database hands it, with its query's columns."""
+
+    columns: _RunColumns
+    values: tuple[Any, ...]
+
+    def row(self, path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The row `read_row` reads (a `*_json` column that is not JSON names itself),
+        and its `source_columns` as `orchestrator_rows` keeps them (None: left to it)."""
+        columns, values = self.columns, self.values
+        row = {k: values[i] for k, i in columns.plain}
+        for real in columns.reals:
+            value = row[real]
+            if isinstance(value, int) and not isinstance(value, bool):
+                row[real] = float(value)  # a REAL column may hand back an integer
+        if columns.higher_is_better is not None:
+            hib = values[columns.higher_is_better]
+            row["higher_is_better"] = bool(hib) if hib in (0, 1) else hib  # INTEGER 0/1/NULL
+        found = [(i, field) for i, field in columns.texts if isinstance(values[i], str)]
+        texts = [values[i] for i, _ in found]
+        read = loads_all(path, texts, [field for _, field in found])
+        decoded = dict(zip([i for i, _ in found], read, strict=True))
+        for name, i, _ in columns.json:
+            value = values[i]
+            if value is not None:
+                # Not a string: kept as it is, and validation names the field.
+                row[name] = decoded.get(i, value)
+        token_metrics = row.get("token_metrics")
+        both = self._sorted_rest(decoded, token_metrics)
+        if both is None:
+            row["source_columns"], kept = self._rest(decoded, token_metrics), None
+        else:
+            row["source_columns"], kept = both
+        return row, kept
+
+    def _rest(self, decoded: dict[int, Any], token_metrics: Any) -> dict[str, Any]:
+        """The row's other columns in table order, each `*_json` one that is a string
+        decoded under its name without the suffix (a later one of the same name
+        replacing an earlier one), the raw token_metrics group last."""
+        rest: dict[str, Any] = {}
+        for column, i, field in self.columns.rest:
+            if field is not None and i in decoded:
+                rest[column.removesuffix("_json")] = decoded[i]
+            else:
+                rest[column] = self.values[i]
+        if isinstance(token_metrics, dict):
+            rest["token_metrics"] = token_metrics  # raw, as the column holds it
+        return rest
+
+    def _sorted_rest(
+        self, decoded: dict[int, Any], token_metrics: Any
+    ) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+        """`_rest` (in another order: nothing reads its order) with what `_columns` keeps
+        of it, in the same walk over the columns sorted once per query; None when the
+        columns are not sorted (see `_RunColumns`) or a `*_json` column is not a string
+        (its key keeps the suffix). What `_columns` keeps is None when a string is not
+        valid Unicode: `_columns` refuses it where it comes to it."""
+        sorted_rest = self.columns.sorted_rest
+        if sorted_rest is None:
+            return None
+        rest: dict[str, Any] = {}
+        kept: dict[str, Any] | None = {}
+        for key, i, field in sorted_rest:
+            if i is None:
+                if not isinstance(token_metrics, dict):
+                    continue
+                value = token_metrics  # raw, as the column holds it
+            elif field is None:
+                value = self.values[i]
+            elif i in decoded:
+                value = decoded[i]
+            else:
+                return None
+            rest[key] = value
+            if value is None or kept is None:
+                continue  # a NULL column states nothing
+            try:
+                kept[key] = canonical_stripped(value)
+            except UnicodeEncodeError:
+                kept = None
+        return rest, kept
 
 
 def _sqlite_rows(
     path: Path, data: bytes | None
-) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]] | None]]:
-    """The rows of run_groups (with None for turns), then those of benchmark_runs, by
-    run_id, each with its trajectory rows (by file and turn), from a private copy of
-    the database (its bytes `data`, else its file) with its write-ahead log, where rows
-    may still live: the orchestrator's own files are never locked or checkpointed by an
-    import."""
+) -> Iterator[tuple[dict[str, Any] | _RunRow, _Turns | None]]:
+    """The rows of run_groups (dicts, with None for turns), then those of benchmark_runs,
+    by run_id, each with its trajectory rows (None without the table), from a private
+    copy of the database (its bytes `data`, else its file) with its write-ahead log,
+    where rows may still live: the orchestrator's own files are never locked or
+    checkpointed by an import."""
     with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
         copy = Path(tmp) / "orchestrator.sqlite"
         if data is None:
@@ -135,7 +273,6 @@ def _sqlite_rows(
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"cannot open the SQLite database: {e}") from None
         try:
-            conn.row_factory = sqlite3.Row
             tables = {
                 r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
             }
@@ -145,24 +282,34 @@ def _sqlite_rows(
                 )
             if "run_groups" in tables:
                 groups = conn.execute("SELECT * FROM run_groups ORDER BY run_group_id")
-                while group_batch := groups.fetchmany(ROW_BATCH):
-                    yield from ((dict(r), None) for r in group_batch)
+                while group_batch := _dicts(groups, ROW_BATCH):
+                    yield from ((r, None) for r in group_batch)
             cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
+            names = [d[0] for d in cursor.description]
+            columns = _RunColumns(names)
+            run_id = names.index("run_id") if "run_id" in names else None
             trajectories = "benchmark_run_trajectories" in tables
-            while rows := _dicts(cursor, ROW_BATCH):
-                turns: dict[Any, list[dict[str, Any]]] = {}
-                if trajectories:
-                    ids = [r.get("run_id") for r in rows]
-                    marks = ", ".join("?" * len(ids))
-                    for t in _dicts(
-                        conn.execute(
-                            f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
-                            "ORDER BY run_id, trajectory_file, turn_index",
-                            ids,
-                        )
-                    ):
-                        turns.setdefault(t["run_id"], []).append(t)
-                yield from ((r, turns.get(r.get("run_id"), [])) for r in rows)
+            while rows := cursor.fetchmany(ROW_BATCH):
+                ids = [None if run_id is None else r[run_id] for r in rows]
+                if not trajectories:
+                    yield from ((_RunRow(columns, r), None) for r in rows)
+                    continue
+                marks = ", ".join("?" * len(ids))
+                found = conn.execute(
+                    f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
+                    "ORDER BY run_id, trajectory_file, turn_index",
+                    ids,
+                )
+                turn_names = {d[0]: i for i, d in enumerate(found.description)}
+                turn_fields = tuple((k, turn_names[k]) for k in TURN_FIELDS if k in turn_names)
+                by_run: dict[Any, list[tuple[Any, ...]]] = {}
+                at = turn_names["run_id"]
+                for t in found.fetchall():
+                    by_run.setdefault(t[at], []).append(t)
+                yield from (
+                    (_RunRow(columns, r), _Turns(turn_names, turn_fields, by_run.get(i, [])))
+                    for r, i in zip(rows, ids, strict=True)
+                )
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"unreadable SQLite database: {e}") from None
         except UnicodeDecodeError as e:
@@ -176,46 +323,9 @@ def _sqlite_rows(
 def _dicts(cursor: sqlite3.Cursor, size: int | None = None) -> list[dict[str, Any]]:
     """The next `size` rows of a query (all of them if None) as dicts by column: built
     from plain tuples, twice as fast as from `sqlite3.Row`."""
-    cursor.row_factory = None
     names = [d[0] for d in cursor.description]
     rows = cursor.fetchall() if size is None else cursor.fetchmany(size)
     return [dict(zip(names, row, strict=True)) for row in rows]
-
-
-def _row_from_columns(path: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """A benchmark_runs row in the shape the JSON sources use; absent columns stay absent."""
-    row = {k: raw[k] for k in PLAIN_COLUMNS if k in raw}
-    for real in ("score", "duration_seconds"):
-        value = row.get(real)
-        if isinstance(value, int) and not isinstance(value, bool):
-            row[real] = float(value)  # a REAL column may hand back an integer
-    if "higher_is_better" in raw:
-        hib = raw["higher_is_better"]
-        row["higher_is_better"] = bool(hib) if hib in (0, 1) else hib  # INTEGER 0/1/NULL
-    for name in JSON_COLUMNS:
-        column = f"{name}_json"
-        text = raw.get(column)
-        if text is None:
-            continue
-        if not isinstance(text, str):
-            row[name] = text  # wrong type: validation names the field
-            continue
-        row[name] = loads(path, text, field=f"benchmark_runs.{column}")
-    # Every other column the row holds (command, cwd, log paths, versions and commits,
-    # artifacts, high-score reference, comparison_id, the denormalised telemetry...):
-    # kept as stated, `*_json` columns decoded.
-    rest: dict[str, Any] = {}
-    for column, value in raw.items():
-        if column in MAPPED_COLUMNS:
-            continue
-        if column.endswith("_json") and isinstance(value, str):
-            value = loads(path, value, field=f"benchmark_runs.{column}")
-            column = column.removesuffix("_json")
-        rest[column] = value
-    if isinstance(row.get("token_metrics"), dict):
-        rest["token_metrics"] = row["token_metrics"]  # raw, as the column holds it
-    row["source_columns"] = rest
-    return row
 
 
 # --- latest/ quarantine/ baselines/ rows --------------------------------------------------
