@@ -190,8 +190,10 @@ def _page(
 ) -> Changes:
     """A page's changes for each projection that has events in it past its position."""
     changes = []
+    first = envelopes[0].position
     for p in projections:
-        todo = [e for e in envelopes if e.position > positions[p.name]]
+        seen = positions[p.name]
+        todo = envelopes if first > seen else [e for e in envelopes if e.position > seen]
         if todo:
             changes.append((p.name, todo[-1].position, _folded(p, todo, prepared, read, names)))
     return changes

@@ -16,7 +16,7 @@ from eventsourcing.utils import TopicError, resolve_topic
 from pydantic import TypeAdapter, ValidationError
 
 from benchledger.adapters.store import fold_ahead
-from benchledger.adapters.store.eventstore import PydanticMapper
+from benchledger.adapters.store.eventstore import PydanticMapper, decode_event
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
 from benchledger.domain.run import CellsRecorded
@@ -139,6 +139,9 @@ class ProjectionRunner:
             and mapper.compressor is None
         )
         self._names: dict[str, str | None] = {}
+        # Decoded as `PydanticMapper.to_domain_event` decodes a plain state, without a
+        # StoredEvent made for it.
+        self._direct = self._plain and type(mapper) is PydanticMapper
 
     def by_name(self, names: Sequence[str] | None) -> list[Projection]:
         if not names:
@@ -184,6 +187,9 @@ class ProjectionRunner:
         )
 
     def _decode(self, stream: UUID | str, version: int, topic: str, state: bytes) -> Event:
+        if self._direct:
+            cls = cast(type[Event], resolve_topic(topic))
+            return decode_event(cls, state, self.mapper.transcoder)
         stored = StoredEvent(
             originator_id=stream, originator_version=version, topic=topic, state=state
         )
