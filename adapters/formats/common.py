@@ -153,8 +153,14 @@ def _decoder(int_digits: int, unique_keys: bool) -> json.JSONDecoder:
 
 # The plain decoder's scanner (integers read in C, without the digit check: see `_decode`),
 # and the whitespace JSONDecoder.decode allows around the document.
-_PLAIN_SCAN = json.JSONDecoder().scan_once
-_JSON_SPACE = re.compile(r"[ \t\n\r]*").match
+_PLAIN_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _space_end(text: str, pos: int = 0) -> int:
+    """Where the whitespace JSON allows, from `pos`, ends (the pattern always matches)."""
+    match = _JSON_SPACE.match(text, pos)
+    return match.end() if match else pos
 # ASCII digits to "0" (and every other byte as it is), to find a run of digits by a search.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 # A long text is searched for a run of digits a piece at a time, so that the copy the
@@ -176,9 +182,9 @@ def _decode(text: str, int_digits: int, unique_keys: bool) -> Any:
     """
     if not unique_keys and not _digit_run(text, int_digits):
         try:
-            start = _JSON_SPACE(text).end() if text[:1] in " \t\n\r" else 0
+            start = _space_end(text) if text[:1] in " \t\n\r" else 0
             value, end = _PLAIN_SCAN(text, start)
-            if end == len(text) or _JSON_SPACE(text, end).end() == len(text):
+            if end == len(text) or _space_end(text, end) == len(text):
                 return value
         except (StopIteration, ValueError, RecursionError):
             pass
