@@ -161,6 +161,8 @@ def _space_end(text: str, pos: int = 0) -> int:
     """Where the whitespace JSON allows, from `pos`, ends (the pattern always matches)."""
     match = _JSON_SPACE.match(text, pos)
     return match.end() if match else pos
+
+
 # ASCII digits to "0" (and every other byte as it is), to find a run of digits by a search.
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 # A long text is searched for a run of digits a piece at a time, so that the copy the

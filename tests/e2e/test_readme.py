@@ -46,6 +46,18 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert block_after("test-command").strip() in (ROOT / ".ci" / "run").read_text()
 
 
+def test_ci_fails_when_a_step_of_the_test_command_fails(tmp_path: Path) -> None:
+    """`set -e` ignores a failure inside an && list: CI must stop there, with its status."""
+    command = block_after("test-command").strip()
+    [line] = [x for x in (ROOT / ".ci" / "run").read_text().splitlines() if command in x]
+    steps = line.replace(command, "true && (exit 3) && touch ran-on")
+    script = tmp_path / "run"
+    script.write_text(f"set -euo pipefail\ncd {tmp_path}\n{steps}\ntouch went-on\n")
+    done = subprocess.run(["bash", str(script)], check=False)
+    assert done.returncode == 3
+    assert not (tmp_path / "ran-on").exists() and not (tmp_path / "went-on").exists()
+
+
 def test_the_main_command_builds_the_demo_and_serves_it(tmp_path: Path) -> None:
     steps = benchledger_steps(block_after("main-command"))
     assert [s[0] for s in steps] == ["demo", "serve"]
