@@ -19,6 +19,8 @@ from benchledger.adapters.store import fold_ahead, forked, projection_runner
 from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain.errors import LedgerError
+from benchledger.domain.run import RunFinished
+from benchledger.projections.events import EventsProjection
 from benchledger.projections.registry import all_projections
 from benchledger.projections.runs import RunsProjection
 from benchledger.projections.versions import STATE_TABLE
@@ -179,28 +181,34 @@ class TestFoldedAhead:
                 assert services.store.states() == folded
         assert with_rowids(db) == with_rowids(copy)
 
-    def test_a_fold_that_fails_in_the_child_writes_nothing(
-        self, db: Path, forks: list[int], monkeypatch: pytest.MonkeyPatch
+    @pytest.mark.parametrize("where", [RunsProjection, EventsProjection], ids=["child", "here"])
+    def test_a_fold_that_fails_writes_nothing(
+        self, db: Path, forks: list[int], monkeypatch: pytest.MonkeyPatch, where: type[Any]
     ) -> None:
+        """In the child (`runs`) or in this process (`events`): the error is raised as
+        it was, the catch-up's transaction rolled back, and the child waited for."""
         with build(Settings(db_path=db)) as services:
             import_record(services, record(0, 3), "a")
             services.runner.catch_up()
             before = dump(db), services.store.states()
             for i in range(1, 4):
                 import_record(services, record(i, 3), f"f{i}")
-            fold = RunsProjection.fold
+            fold = where.fold
+            late = services.runner.head_position() - 4  # past the first page (of 7)
 
-            def failing(self: RunsProjection, envelope: Any) -> Any:
-                if envelope.version == 3:  # the third run's end
+            def failing(self: Any, envelope: Any) -> Any:
+                if envelope.position > late and envelope.topic == RunFinished.TOPIC:
                     raise ValueError("a fold that breaks")
                 return fold(self, envelope)
 
-            monkeypatch.setattr(RunsProjection, "fold", failing)
+            monkeypatch.setattr(where, "fold", failing)
             forks.clear()
             with pytest.raises(ValueError, match="a fold that breaks"):
                 services.runner.catch_up()
             assert forks == [1]
             assert (dump(db), services.store.states()) == before
+        with pytest.raises(ChildProcessError):
+            os.waitpid(-1, os.WNOHANG)  # no child left behind
 
     def test_a_child_that_dies_without_a_word_fails_the_catch_up(
         self, db: Path, forks: list[int], monkeypatch: pytest.MonkeyPatch
