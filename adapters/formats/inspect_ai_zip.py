@@ -39,6 +39,8 @@ class EvalArchive:
             self._zip = zipfile.ZipFile(io.BytesIO(data))
         except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as e:
             raise InputFormatError(name, f"not a readable .eval (zip) archive: {e}") from None
+        except NotImplementedError as e:  # a directory naming a zip version it cannot read
+            raise InputFormatError(name, f"not a readable .eval (zip) archive: {e}") from None
         self._entries = {info.filename: info for info in self._zip.infolist()}
 
     def names(self) -> list[str]:
