@@ -229,17 +229,6 @@ class RunRecord(Memoized):
         digest.update(b"]}")
         return digest.hexdigest()
 
-    def derive(self) -> RunRecord:
-        """Derive now what importing it needs (content hash, signatures, masked config),
-        so that a reading process does it rather than the importing one."""
-        header = self.header
-        if not self.cells:  # a record with cells is hashed from its batches
-            self.content_sha256()
-        _ = header.signature, header.comparison_signature, header.masked_config
-        # Its JSON, once hashed, is not needed again: not sent along with it.
-        header._derived.pop("json", None)
-        return self
-
 
 # Cells serialized as inside a record: non-finite floats as strings, like Record's own.
 _CELLS = TypeAdapter(tuple[Cell, ...], config=ConfigDict(ser_json_inf_nan="strings"))

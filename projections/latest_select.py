@@ -293,12 +293,11 @@ SETTLE = [
     f"DELETE FROM [{{baselines}}] WHERE {PENDING_KEYS}",
     f"INSERT INTO [{{baselines}}] ({ROW_COLUMNS}) {FROM_CANDIDATE} FROM " + _newest(baseline()),
     f"DELETE FROM [{{latest}}] WHERE {PENDING_KEYS}",
+    # One statement, so that the cohorts are chosen once.
     f"INSERT INTO [{{latest}}] ({ROW_COLUMNS}, selection) {COHORT}"
     f"SELECT {ROW_COLUMNS}, 'newest' FROM [{{latest_per_agent}}] WHERE {PENDING_KEYS} "
     "AND (benchmark, agent) NOT IN (SELECT benchmark, agent FROM chosen) "
-    "ORDER BY benchmark, agent",
-    f"INSERT INTO [{{latest}}] ({ROW_COLUMNS}, selection) {COHORT}"
-    f"{FROM_CANDIDATE}, 'cohort' FROM [{{candidates}}] "
+    f"UNION ALL {FROM_CANDIDATE}, 'cohort' FROM [{{candidates}}] "
     "WHERE run_id IN (SELECT run_id FROM chosen) ORDER BY benchmark, agent",
     "DELETE FROM [{latest_pending}]",
 ]
