@@ -75,11 +75,13 @@ def fold_into(conn: sqlite3.Connection, source: sqlite3.Connection) -> None:
         event = json.loads(state)
         kind = topic.rpartition(":")[2]
         stream = event["originator_id"]
-        if kind == "RunStarted":
+        if kind in ("RunStarted", "RunImported"):
             runs[stream] = {"run_id": stream, **{k: event.get(k) for k in HEADER}}
             runs[stream]["signature"] = event.get("signature")
             runs[stream]["run_group_id"] = event.get("run_group_id")
             counts[stream] = Counter()
+            if kind == "RunImported":  # its end too
+                runs[stream].update({k: event.get(k) for k in FINISH})
         elif kind == "RunFinished":
             runs[stream].update({k: event.get(k) for k in FINISH})
         elif kind == "CellsRecorded":

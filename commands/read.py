@@ -155,18 +155,25 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str |
         emit(cells, None, columns=["key", "outcome", "score", "metrics"])
 
 
+def _ended(d: dict[str, Any]) -> str:
+    score = "no score" if d["score"] is None else f"score {d['score']}"
+    text = f"{d['status']}, {score}"
+    return text + (f": {d['error'][:60]}" if d.get("error") else "")
+
+
 def _summary(event: dict[str, Any]) -> str:
     """One readable line per event type; --json has everything."""
     d = event["data"]
     kind = event["type"]
-    if kind == "RunStarted":
-        return f"{d['benchmark']} / {d['agent']} / {d['provider']}:{d['model']} ({d['source']})"
+    if kind in ("RunStarted", "RunImported"):
+        started = f"{d['benchmark']} / {d['agent']} / {d['provider']}:{d['model']} ({d['source']})"
+        if kind == "RunStarted":
+            return started
+        return f"{started}: {_ended(d)}" + (f", {len(d['turns'])} turns" if d["turns"] else "")
     if kind == "CellsRecorded":
         return f"{d['cells']['count']} cells"
     if kind == "RunFinished":
-        score = "no score" if d["score"] is None else f"score {d['score']}"
-        text = f"{d['status']}, {score}"
-        return text + (f": {d['error'][:60]}" if d.get("error") else "")
+        return _ended(d)
     if kind == "RunFactsAdded":
         added = ", ".join(sorted(d["facts"]))
         return f"added {added}" + (f" from {d['source_path']}" if d.get("source_path") else "")

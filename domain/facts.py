@@ -23,6 +23,7 @@ from benchledger.domain.run import (
     CellsRecorded,
     RunFactsAdded,
     RunFinished,
+    RunImported,
     RunStarted,
     StaleRunRecovered,
     TrajectoryRecorded,
@@ -127,7 +128,7 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
     run = RecordedRun()
     skipped: set[str] = set()
     for event in events:
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunStarted):  # a RunImported too: then its end as well
             skipped = set(event.unstated)
             facts: dict[str, Any] = {
                 "benchmark": event.benchmark,
@@ -138,18 +139,11 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
                 "config": event.config,
                 "provenance": event.provenance,
             }
+            if isinstance(event, RunImported):
+                facts.update(_ended(event))
+                run.turns += len(event.turns)
         elif isinstance(event, RunFinished):
-            facts = {
-                "status": event.status.value,
-                "score": event.score,
-                "unit": event.unit,
-                "higher_is_better": event.higher_is_better,
-                "metrics": event.metrics,
-                "tokens": event.tokens,
-                "duration_seconds": event.duration_seconds,
-                "error": event.error,
-                "ended_at": event.ended_at,
-            }
+            facts = _ended(event)
         elif isinstance(event, StaleRunRecovered):
             facts = {"status": "recovered", "error": event.detail}
         elif isinstance(event, RunFactsAdded):
@@ -165,6 +159,20 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
         held = _stated(plain({k: v for k, v in facts.items() if k not in skipped}))
         run.facts = added_to(run.facts, held)
     return run
+
+
+def _ended(event: RunFinished | RunImported) -> dict[str, Any]:
+    return {
+        "status": event.status.value,
+        "score": event.score,
+        "unit": event.unit,
+        "higher_is_better": event.higher_is_better,
+        "metrics": event.metrics,
+        "tokens": event.tokens,
+        "duration_seconds": event.duration_seconds,
+        "error": event.error,
+        "ended_at": event.ended_at,
+    }
 
 
 def added_to(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -436,17 +436,33 @@ class Importing(LookupsAhead):
     ) -> list[Event]:
         where = f"{source.path}: run '{record.header.natural_key()}'"
         cells = run_rules.unique_cells(record.cells, where=where)
+        run_group_id = (
+            group_model.source_group_id(system, record.group_key)
+            if record.group_key
+            else group.id
+            if group
+            else None
+        )
+        # A run that ended as its source states is one event, with its turns when they
+        # fit in one batch; a recovered one is started, recovered and given its facts.
+        turns = record.turns if len(record.turns) <= CELL_BATCH else ()
+        whole = run_rules.imported(
+            run_id,
+            record,
+            source_file=source,
+            run_group_id=run_group_id,
+            content_sha256=content,
+            turns=turns,
+        )
         events: list[Event] = [
-            run_rules.start(
+            whole
+            if whole is not None
+            else run_rules.start(
                 run_id,
                 record,
                 source="imported",
                 source_file=source,
-                run_group_id=group_model.source_group_id(system, record.group_key)
-                if record.group_key
-                else group.id
-                if group
-                else None,
+                run_group_id=run_group_id,
                 content_sha256=content,
             )
         ]
@@ -462,13 +478,15 @@ class Importing(LookupsAhead):
                     originator_id=run_id, originator_version=version, cells=batch
                 )
             )
-        for i in range(0, len(record.turns), CELL_BATCH):
-            events.append(
-                run_model.TrajectoryRecorded(
-                    originator_id=run_id,
-                    originator_version=len(events) + 1,
-                    turns=record.turns[i : i + CELL_BATCH],
+        if whole is None or not turns:  # turns it does not hold: in batches
+            for i in range(0, len(record.turns), CELL_BATCH):
+                events.append(
+                    run_model.TrajectoryRecorded(
+                        originator_id=run_id,
+                        originator_version=len(events) + 1,
+                        turns=record.turns[i : i + CELL_BATCH],
+                    )
                 )
-            )
-        events.extend(run_rules.finish_from_record(run_id, len(events) + 1, record))
+        if whole is None:
+            events.extend(run_rules.finish_from_record(run_id, len(events) + 1, record))
         return events

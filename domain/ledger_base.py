@@ -39,7 +39,7 @@ SAVE_WEIGHT = 5_000
 def _weight(event: Event) -> int:
     if isinstance(event, run_model.CellsRecorded):
         return 1 + len(event.cells)
-    if isinstance(event, run_model.TrajectoryRecorded):
+    if isinstance(event, run_model.TrajectoryRecorded | run_model.RunImported):
         return 1 + len(event.turns)
     return 1
 

@@ -97,6 +97,27 @@ class RunFinished(Event):
     artifacts: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class RunImported(RunStarted):
+    """A run a source recorded, stated whole: what its `RunStarted`, its trajectory
+    (`TrajectoryRecorded`, up to a batch of turns; more follow in those events) and its
+    `RunFinished` would state, in one event. Its cells follow in `CellsRecorded`
+    batches. One event rather than three: an orchestrator's history is tens of
+    thousands of runs, and every event costs its write, its chain link and its fold."""
+
+    status: RunStatus
+    score: FiniteFloat | None = None
+    unit: str | None = None
+    higher_is_better: bool = True
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict)
+    duration_seconds: float | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    ended_at: datetime | None = None
+    artifacts: list[dict[str, Any]] = Field(default_factory=list)
+    turns: tuple[Turn, ...] = ()
+
+
 class RunFactsAdded(Event):
     """A later source stated facts about the run that no earlier one did.
 
@@ -207,6 +228,26 @@ def _(event: RunStarted, run: None) -> Run:
         run_key=event.run_key,
         benchmark=event.benchmark,
         status=RunStatus.RUNNING,
+        lease_expires_at=event.lease_expires_at,
+        last_heard_at=event.timestamp,
+        source=event.source,
+        source_sha256=event.source_sha256,
+        content_sha256=event.content_sha256,
+    )
+
+
+@mutate.register
+def _(event: RunImported, run: None) -> Run:
+    return Run(
+        id=event.originator_id,
+        version=event.originator_version,
+        created_on=event.timestamp,
+        modified_on=event.timestamp,
+        run_key=event.run_key,
+        benchmark=event.benchmark,
+        status=event.status,
+        score=event.score,
+        unit=event.unit,
         lease_expires_at=event.lease_expires_at,
         last_heard_at=event.timestamp,
         source=event.source,

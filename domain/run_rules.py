@@ -17,12 +17,13 @@ from benchledger.domain.errors import (
     RunAlreadyFinishedError,
     RunNotFinishedError,
 )
-from benchledger.domain.records import Cell, RunRecord, RunStatus, SourceFile
+from benchledger.domain.records import Cell, RunRecord, RunStatus, SourceFile, Turn
 from benchledger.domain.run import (
     LeaseRenewed,
     Run,
     RunFactsAdded,
     RunFinished,
+    RunImported,
     RunInvalidated,
     RunReinstated,
     RunStarted,
@@ -77,32 +78,87 @@ def start(
     attempt: int | None = None,
     content_sha256: str | None = None,
 ) -> RunStarted:
+    return RunStarted(
+        **_started(run_id, record, source, source_file, run_group_id, attempt, content_sha256)
+    )
+
+
+def imported(
+    run_id: UUID,
+    record: RunRecord,
+    *,
+    source_file: SourceFile,
+    run_group_id: UUID | None,
+    content_sha256: str,
+    turns: tuple[Turn, ...] = (),
+) -> RunImported | None:
+    """An imported run stated whole (`RunImported`), with these of its turns; None for a
+    run its source recovered (see `finish_from_record`), recorded start, recovery and
+    facts as before."""
+    if record.header.status is RunStatus.RECOVERED:
+        return None
+    fields = _started(run_id, record, "imported", source_file, run_group_id, None, content_sha256)
+    return RunImported(**fields, **_finished(record), turns=turns)
+
+
+def _started(
+    run_id: UUID,
+    record: RunRecord,
+    source: Literal["executed", "imported"],
+    source_file: SourceFile | None,
+    run_group_id: UUID | None,
+    attempt: int | None,
+    content_sha256: str | None,
+) -> dict[str, Any]:
     header = record.header
     provenance = {**header.provenance, **record.supplement}
     if attempt is None and source == "imported":
         attempt = stated_attempt(provenance)
-    return RunStarted(
-        originator_id=run_id,
-        originator_version=1,
-        run_key=header.natural_key(),
-        benchmark=header.benchmark,
-        agent=header.agent,
-        provider=header.provider,
-        model=header.model,
-        config=header.masked_config,
-        signature=header.signature,
-        comparison_signature=header.comparison_signature,
-        attempt=attempt,
-        run_group_id=run_group_id,
-        source=source,
-        source_format=source_file.format if source_file else None,
-        source_path=source_file.path if source_file else None,
-        source_sha256=source_file.sha256 if source_file else None,
-        content_sha256=content_sha256,
-        started_at=header.started_at,
-        provenance=provenance,
-        unstated=list(facts.unstated(record)),
-    )
+    return {
+        "originator_id": run_id,
+        "originator_version": 1,
+        "run_key": header.natural_key(),
+        "benchmark": header.benchmark,
+        "agent": header.agent,
+        "provider": header.provider,
+        "model": header.model,
+        "config": header.masked_config,
+        "signature": header.signature,
+        "comparison_signature": header.comparison_signature,
+        "attempt": attempt,
+        "run_group_id": run_group_id,
+        "source": source,
+        "source_format": source_file.format if source_file else None,
+        "source_path": source_file.path if source_file else None,
+        "source_sha256": source_file.sha256 if source_file else None,
+        "content_sha256": content_sha256,
+        "started_at": header.started_at,
+        "provenance": provenance,
+        "unstated": list(facts.unstated(record)),
+    }
+
+
+def _finished(record: RunRecord) -> dict[str, Any]:
+    """How a run that its source did not recover ended (`RunFinished`'s fields)."""
+    header = record.header
+    return {
+        "status": header.status,
+        "score": header.score,
+        "unit": header.unit,
+        "higher_is_better": header.higher_is_better,
+        "metrics": header.metrics,
+        "tokens": header.tokens,
+        "duration_seconds": _duration(record),
+        "error": header.error,
+        "ended_at": header.ended_at,
+    }
+
+
+def _duration(record: RunRecord) -> float | None:
+    header = record.header
+    if header.duration_seconds is None and header.started_at and header.ended_at:
+        return (header.ended_at - header.started_at).total_seconds()
+    return header.duration_seconds
 
 
 def stated_attempt(provenance: dict[str, Any]) -> int | None:
@@ -117,9 +173,7 @@ def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> list[Ev
     """How an imported run ended; a source's interrupted run is recorded as recovered,
     with what its source states of it after the recovery (metrics, end, duration...)."""
     header = record.header
-    duration = header.duration_seconds
-    if duration is None and header.started_at and header.ended_at:
-        duration = (header.ended_at - header.started_at).total_seconds()
+    duration = _duration(record)
     if header.status is RunStatus.RECOVERED:
         recovered = StaleRunRecovered(
             originator_id=run_id,
@@ -148,21 +202,7 @@ def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> list[Ev
             recovered,
             RunFactsAdded(originator_id=run_id, originator_version=version + 1, facts=after),
         ]
-    return [
-        RunFinished(
-            originator_id=run_id,
-            originator_version=version,
-            status=header.status,
-            score=header.score,
-            unit=header.unit,
-            higher_is_better=header.higher_is_better,
-            metrics=header.metrics,
-            tokens=header.tokens,
-            duration_seconds=duration,
-            error=header.error,
-            ended_at=header.ended_at,
-        )
-    ]
+    return [RunFinished(originator_id=run_id, originator_version=version, **_finished(record))]
 
 
 def require_reason(reason: str) -> str:

@@ -28,6 +28,7 @@ from benchledger.domain.publication import agent_marker, is_synthetic
 from benchledger.domain.run import (
     RunFactsAdded,
     RunFinished,
+    RunImported,
     RunInvalidated,
     RunReinstated,
     RunStarted,
@@ -105,6 +106,17 @@ PENDING = (
     "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) "
     "SELECT benchmark, agent FROM [{candidates}] WHERE run_id = ?"
 )
+# A run imported whole (`RunImported`): `START` with how it ended (`FINISH`), and its
+# benchmark and agent marked pending (`PENDING`) from what the event states.
+IMPORTED = (
+    "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
+    "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
+    "run_dir, invalidated, synthetic, label_marker, position, kind, run_key, stale, "
+    "score, unit, higher_is_better, ended_at, metrics, tokens, artifacts, error) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 'run', ?, 0, "
+    "?, ?, ?, ?, ?, ?, ?, ?)"
+)
+PENDING_KEY = "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) VALUES (?, ?)"
 PENDING_BENCHMARK = (
     "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) "
     "SELECT DISTINCT benchmark, agent FROM [{candidates}] WHERE benchmark = ?"
@@ -149,6 +161,20 @@ CANDIDATE_COLUMNS = frozenset(CANDIDATE)
 
 def _set(column: str) -> str:
     return SET.replace("{column}", column)
+
+
+def _ended(envelope: Envelope, event: RunFinished | RunImported) -> tuple[Any, ...]:
+    """How a run ended, as `FINISH` sets it after its status (and `IMPORTED` inserts)."""
+    return (
+        event.score,
+        event.unit,
+        int(event.higher_is_better),
+        iso(event.ended_at),
+        envelope.json("metrics"),
+        envelope.json("tokens"),
+        envelope.json("artifacts"),
+        event.error,
+    )
 
 
 def published_status(event: BenchmarkSkipped) -> str | None:
@@ -254,6 +280,7 @@ class LatestProjection(Projection):
 
     topics = topics_of(
         RunStarted,
+        RunImported,
         RunFinished,
         RunFactsAdded,
         RunInvalidated,
@@ -270,28 +297,25 @@ class LatestProjection(Projection):
         run_id = envelope.stream_id
         pos = envelope.position
         if isinstance(event, RunStarted):
-            yield (
-                START,
-                (
-                    run_id,
-                    event.benchmark,
-                    event.agent,
-                    event.provider,
-                    event.model,
-                    uid(event.run_group_id),
-                    event.signature,
-                    event.comparison_signature,
-                    iso(event.started_at),
-                    envelope.recorded_at,
-                    envelope.json("config"),
-                    event.source_path,
-                    event.run_dir,
-                    int(is_synthetic(event.agent)),
-                    agent_marker(event.agent),
-                    pos,
-                    event.run_key,
-                ),
+            who = (run_id, event.benchmark, event.agent, event.provider, event.model)
+            what = (uid(event.run_group_id), event.signature, event.comparison_signature)
+            where = (
+                envelope.recorded_at,
+                envelope.json("config"),
+                event.source_path,
+                event.run_dir,
+                int(is_synthetic(event.agent)),
+                agent_marker(event.agent),
+                pos,
+                event.run_key,
             )
+            started = iso(event.started_at)
+            if isinstance(event, RunImported):
+                ended = _ended(envelope, event)
+                yield IMPORTED, (*who, *what, event.status.value, started, *where, *ended)
+                yield PENDING_KEY, (event.benchmark, event.agent)
+            else:
+                yield START, (*who, *what, started, *where)
             return
         if isinstance(event, BenchmarkSkipped):
             status = published_status(event)
@@ -315,22 +339,7 @@ class LatestProjection(Projection):
             yield PENDING_BENCHMARK, (event.benchmark,)
             return
         if isinstance(event, RunFinished):
-            yield (
-                FINISH,
-                (
-                    event.status.value,
-                    event.score,
-                    event.unit,
-                    int(event.higher_is_better),
-                    iso(event.ended_at),
-                    envelope.json("metrics"),
-                    envelope.json("tokens"),
-                    envelope.json("artifacts"),
-                    event.error,
-                    pos,
-                    run_id,
-                ),
-            )
+            yield FINISH, (event.status.value, *_ended(envelope, event), pos, run_id)
         elif isinstance(event, RunInvalidated | RunReinstated | RunSuperseded):
             valid = isinstance(event, RunReinstated)
             yield _set("invalidated"), (int(not valid), pos, run_id)

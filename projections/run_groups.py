@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchledger.domain.run import RunStarted
+from benchledger.domain.run import RunImported, RunStarted
 from benchledger.domain.run_group import (
     BenchmarkSkipped,
     LaunchRefused,
@@ -91,7 +91,9 @@ class RunGroupsProjection(Projection):
         ),
     )
 
-    topics = topics_of(RunGroupOpened, RunGroupClosed, RunStarted, BenchmarkSkipped, LaunchRefused)
+    topics = topics_of(
+        RunGroupOpened, RunGroupClosed, RunStarted, RunImported, BenchmarkSkipped, LaunchRefused
+    )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event

@@ -10,6 +10,7 @@ from benchledger.domain.run import (
     LeaseRenewed,
     RunFactsAdded,
     RunFinished,
+    RunImported,
     RunInvalidated,
     RunReinstated,
     RunStarted,
@@ -91,6 +92,18 @@ INSERT = (
     "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position) "
     "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
     "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# A run imported whole (`RunImported`): `INSERT` with how it ended (`FINISH`).
+IMPORTED = (
+    "INSERT INTO [{runs}] (run_id, run_key, benchmark, agent, provider, model, status, "
+    "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
+    "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
+    "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, "
+    "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position, "
+    "score, unit, higher_is_better, metrics, tokens, duration_seconds, exit_code, error, "
+    "ended_at, artifacts) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ADD_CELLS = (
     "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
@@ -189,6 +202,7 @@ class RunsProjection(Projection):
 
     topics = topics_of(
         RunStarted,
+        RunImported,
         CellsRecorded,
         RunFinished,
         RunFactsAdded,
@@ -226,57 +240,35 @@ class RunsProjection(Projection):
         event = envelope.event
         at = envelope.recorded_at
         if isinstance(event, RunStarted):
-            yield (
-                INSERT,
-                (
-                    run_id,
-                    event.run_key,
-                    event.benchmark,
-                    event.agent,
-                    event.provider,
-                    event.model,
-                    event.attempt,
-                    iso(event.started_at),
-                    envelope.json("config"),
-                    event.signature,
-                    event.comparison_signature,
-                    uid(event.run_group_id),
-                    event.source,
-                    event.source_format,
-                    event.source_path,
-                    event.source_sha256,
-                    to_json(event.command),
-                    event.cwd,
-                    event.host,
-                    event.run_dir,
-                    to_json(event.provenance) if event.provenance else None,
-                    iso(event.lease_expires_at),
-                    at,
-                    at,
-                    at,
-                    pos,
-                ),
+            started = (
+                event.attempt,
+                iso(event.started_at),
+                envelope.json("config"),
+                event.signature,
+                event.comparison_signature,
+                uid(event.run_group_id),
+                event.source,
+                event.source_format,
+                event.source_path,
+                event.source_sha256,
+                to_json(event.command),
+                event.cwd,
+                event.host,
+                event.run_dir,
+                to_json(event.provenance) if event.provenance else None,
+                iso(event.lease_expires_at),
+                at,
+                at,
+                at,
+                pos,
             )
+            who = (run_id, event.run_key, event.benchmark, event.agent, event.provider, event.model)
+            if isinstance(event, RunImported):
+                yield IMPORTED, (*who, event.status.value, *started, *_ended(envelope, event))
+            else:
+                yield INSERT, (*who, *started)
         elif isinstance(event, RunFinished):
-            yield (
-                FINISH,
-                (
-                    event.status.value,
-                    event.score,
-                    event.unit,
-                    int(event.higher_is_better),
-                    envelope.json("metrics"),
-                    envelope.json("tokens"),
-                    event.duration_seconds,
-                    event.exit_code,
-                    event.error,
-                    iso(event.ended_at),
-                    envelope.json("artifacts"),
-                    at,
-                    pos,
-                    run_id,
-                ),
-            )
+            yield FINISH, (event.status.value, *_ended(envelope, event), at, pos, run_id)
         elif isinstance(event, RunFactsAdded):
             yield facts_added(event, at, pos, run_id)
         elif isinstance(event, LeaseRenewed):
@@ -292,3 +284,19 @@ class RunsProjection(Projection):
             yield INVALIDATE, (0, None, at, pos, run_id)
         elif isinstance(event, ScoreCorrected):
             yield CORRECT, (event.new_score, event.reason, at, pos, run_id)
+
+
+def _ended(envelope: Envelope, event: RunFinished | RunImported) -> tuple[object, ...]:
+    """How a run ended, as `FINISH` sets it after its status."""
+    return (
+        event.score,
+        event.unit,
+        int(event.higher_is_better),
+        envelope.json("metrics"),
+        envelope.json("tokens"),
+        event.duration_seconds,
+        event.exit_code,
+        event.error,
+        iso(event.ended_at),
+        envelope.json("artifacts"),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchledger.domain.run import TrajectoryRecorded
+from benchledger.domain.run import RunImported, TrajectoryRecorded
 from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, topics_of
 
@@ -46,11 +46,11 @@ class TrajectoriesProjection(Projection):
             indexes=(("run_id", "trajectory_file", "turn_index"),),
         ),
     )
-    topics = topics_of(TrajectoryRecorded)
+    topics = topics_of(TrajectoryRecorded, RunImported)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
-        if not isinstance(event, TrajectoryRecorded):
+        if not isinstance(event, TrajectoryRecorded | RunImported) or not event.turns:
             return
         run_id = envelope.stream_id
         yield INSERT, [(run_id, *(getattr(t, c) for c in COLUMNS)) for t in event.turns]

@@ -73,8 +73,10 @@ class TestReading:
     def test_history_shows_how_a_corrected_run_got_its_score(self, demo: Invoke) -> None:
         run = next(r for r in json.loads(demo("runs", "--json").stdout) if r["corrections"])
         events = json.loads(demo("history", run["run_id"], "--json").stdout)
-        assert events[0]["type"] == "RunStarted"
-        assert [e["type"] for e in events][-2:] == ["RunFinished", "ScoreCorrected"]
+        # Imported whole, with the score its source stated; then corrected.
+        assert events[0]["type"] == "RunImported"
+        assert events[0]["data"]["score"] == run["original_score"]
+        assert events[-1]["type"] == "ScoreCorrected"
         correction = events[-1]["data"]
         assert correction["new_score"] == run["score"]
         assert correction["old_score"] == run["original_score"]

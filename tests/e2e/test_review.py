@@ -238,7 +238,7 @@ class TestVerifyReview:
         result = demo("verify-review", str(reviewed), expect=1)
         lines = result.stdout.splitlines()
         assert lines[0].split() == ["position", "type", "benchmark", "run"]
-        assert [line.split()[1:3] for line in lines[2:]][:1] == [["RunStarted", "bfcl"]]
+        assert [line.split()[1:3] for line in lines[2:]][:1] == [["RunImported", "bfcl"]]
         assert all(line.split()[2] == "bfcl" for line in lines[2:])
 
     def test_a_new_high_score_reference_for_the_scope_is_listed(

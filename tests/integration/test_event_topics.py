@@ -23,7 +23,7 @@ def test_events_are_stored_under_their_domain_module(
 ) -> None:
     invoke("import", str(write_json(tmp_path / "run.json", run_json())))
     stored = topics(db)
-    assert "domain.run:RunStarted" in stored
+    assert "domain.run:RunImported" in stored
     assert all(t.startswith("domain.") for t in stored), stored
 
 

@@ -19,7 +19,7 @@ from benchledger.adapters.store import fold_ahead, forked, projection_runner
 from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain.errors import LedgerError
-from benchledger.domain.run import RunFinished
+from benchledger.domain.run import RunImported
 from benchledger.projections.events import EventsProjection
 from benchledger.projections.registry import all_projections
 from benchledger.projections.runs import RunsProjection
@@ -191,13 +191,16 @@ class TestFoldedAhead:
             import_record(services, record(0, 3), "a")
             services.runner.catch_up()
             before = dump(db), services.store.states()
-            for i in range(1, 4):
+            for i in range(1, 6):
                 import_record(services, record(i, 3), f"f{i}")
             fold = where.fold
-            late = services.runner.head_position() - 4  # past the first page (of 7)
+            notes = services.ledger.recorder.select_notifications(0, 1000)
+            # The last run's event, past the first page (of 7) of the catch-up.
+            late = [n.id for n in notes if n.topic == RunImported.TOPIC][-1] - 1
+            assert late > before[1]["events"][1] + 7
 
             def failing(self: Any, envelope: Any) -> Any:
-                if envelope.position > late and envelope.topic == RunFinished.TOPIC:
+                if envelope.position > late and envelope.topic == RunImported.TOPIC:
                     raise ValueError("a fold that breaks")
                 return fold(self, envelope)
 

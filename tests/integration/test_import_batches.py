@@ -157,11 +157,11 @@ class TestEventsWrittenTogether:
         puts = Counting(monkeypatch, services.ledger.events, "put")
         path = runs_file(tmp_path / "a.jsonl", [f"r{i}" for i in range(20)])
         assert import_file(services, path).new_runs == 20
-        # The group's opening, 20 runs of 3 events, a benchmark and the file: 63 events,
-        # written whenever 25 or more wait after a run's save; then the group closes,
-        # after the file's transaction.
-        assert [len(args[0]) for args in puts.calls] == [25, 27, 11, 1]
-        assert services.runner.head_position() == 64
+        # The group's opening, 20 runs of 2 events (the run stated whole, its cells), a
+        # benchmark and the file: 43 events, written whenever 25 or more wait after a
+        # run's save; then the group closes, after the file's transaction.
+        assert [len(args[0]) for args in puts.calls] == [25, 18, 1]
+        assert services.runner.head_position() == 44
 
     def test_cells_and_turns_count_towards_a_write(
         self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -170,8 +170,9 @@ class TestEventsWrittenTogether:
         puts = Counting(monkeypatch, services.ledger.events, "put")
         path = runs_file(tmp_path / "a.jsonl", [f"r{i}" for i in range(4)])
         assert import_file(services, path).new_runs == 4
-        # Each run weighs 4 (three events and a cell): written two runs at a time.
-        assert [len(args[0]) for args in puts.calls] == [7, 6, 2, 1]
+        # Each run weighs 3 (two events and a cell): the opening and three runs weigh
+        # 10, written together; the last run with the file's closing events.
+        assert [len(args[0]) for args in puts.calls] == [7, 4, 1]
 
 
 class TestSkipsOnTheWay:
@@ -200,7 +201,7 @@ class TestSkipsOnTheWay:
         assert topics.count("SkipNoted") == topics.count("BenchmarkSkipped") == 6
         # Each skip is saved with the run after it, not at the end of the file.
         assert topics.index("SkipNoted") < topics.index(
-            "RunStarted", topics.index("RunStarted") + 1
+            "RunImported", topics.index("RunImported") + 1
         )
         assert topics[-2:] == ["ResultFileImported", "RunGroupClosed"]
         # The last skip has no run after it: it is saved with the file's closing events

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ def facts_added(db: Path) -> list[dict[str, Any]]:
 
 
 def add_turns(path: Path, n: int) -> None:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:  # closed: the database stays as it is
         conn.execute(
             "CREATE TABLE benchmark_run_trajectories (run_id TEXT, trajectory_file TEXT, "
             "turn_index INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, "

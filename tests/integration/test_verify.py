@@ -26,7 +26,7 @@ def finished_position(invoke: Invoke) -> int:
     return next(
         e["position"]
         for e in events
-        if e["type"] == "RunFinished" and e["data"]["score"] is not None
+        if e["type"] in ("RunFinished", "RunImported") and e["data"]["score"] is not None
     )
 
 
