@@ -242,8 +242,9 @@ class Importer:
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
                 if size >= read_ahead.READ_AHEAD_BYTES:  # parsed while it is appended
-                    parse = partial(read_ahead.prepared, fmt, path, given)
-                    yield from read_ahead.read_ahead(parse, str(path))
+                    # Parsed in a child; checked against the limits here (`read_ahead`).
+                    parse = partial(formats.read, fmt, path, given)
+                    yield from formats.checked(fmt, path, read_ahead.read_ahead(parse, str(path)))
                 else:
                     yield from formats.stream(fmt, path, given)
                 # The file was hashed in a first pass and parsed in a second one: a file

@@ -2,23 +2,21 @@
 
 Parsing a file and appending its events are each about half of an import: with the
 parse in a forked child (`forked`), sending the records it reads a batch at a time, the
-two overlap. The child also checks them against the limits. What importing a run
-derives of it alone (content hash, signatures, masked config) is derived where it is
-appended: measured on 50k orchestrator rows, deriving in the child left this process
-waiting on it (child 12.4 s of CPU, this one 7.3; 13.1 s of wall for the file), and
-deriving here balances the two (about 9.2 s each; 10.5 to 11.5 s of wall). Nothing
-else changes: the records are the ones the format yields (pickled whole), in order,
-and the parent appends them inside the file's one transaction.
+two overlap. The child only parses (`formats.read`); this process checks the records
+against the limits (`formats.checked`) and derives what importing a run needs of it
+alone (content hash, signatures, masked config) as it appends them. Measured on 50k
+orchestrator rows: with the checks and the derivation in the child, it was the slower
+half (12.4 s of CPU against 7.3 here; 13.1 s of wall for the file); with both here,
+about 6.7 s there and 8 here, 8.5 to 9.2 s of wall. The check serializes a run's
+header, which its content hash then reuses, rather than that text being pickled.
+Nothing else changes: the records are the ones the format yields (pickled whole), in
+order, and the parent appends them inside the file's one transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
-from typing import Any
 
-from benchledger.adapters import formats
-from benchledger.adapters.formats import Format
 from benchledger.adapters.store import forked
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
@@ -31,12 +29,6 @@ READ_AHEAD_BYTES = 8 << 20
 # native file's large runs is cut short by its cells.
 BATCH_RECORDS = 50
 BATCH_WEIGHT = 5_000
-
-
-def prepared(fmt: Format, path: Path, defaults: dict[str, Any] | None) -> Iterator[Parsed]:
-    """The file's records as `formats.stream` gives them, checked against the limits
-    (what a child sends)."""
-    return formats.stream(fmt, path, defaults)
 
 
 def can_read_ahead() -> bool:
