@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -65,6 +66,40 @@ class TestBenchmarkScripts:
                 check=True,
             )
             assert len(json.loads(events.stdout)) == int(before.replace(",", ""))
+
+    def test_orchestrator_import_compares_medians_of_interleaved_runs(self) -> None:
+        sys.path.insert(0, str(BENCHMARKS))
+        try:
+            spec = importlib.util.spec_from_file_location(
+                "orchestrator_import", BENCHMARKS / "orchestrator_import.py"
+            )
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # its dataclasses look their module up
+            spec.loader.exec_module(module)
+        finally:
+            sys.path.remove(str(BENCHMARKS))
+            sys.modules.pop("orchestrator_import", None)
+        # One slow import of three does not decide, nor one fast export.
+        line = module.peer_line(50_000, [9.0, 30.0, 10.0], [11.0, 12.0, 2.0])
+        assert "11.00 s; benchledger import 10.00 s = 0.91 of it" in line
+        assert "medians of 3 interleaved runs: import 9.00, 30.00, 10.00" in line
+        assert line.endswith("(goal: below 1.00: met)")
+        assert module.peer_line(10, [2.0], [1.0]).endswith(
+            "= 2.00 of it (goal: below 1.00: NOT met)"
+        )
+
+    @pytest.mark.skipif(
+        not os.environ.get("BENCHLEDGER_ORCHESTRATOR_CHECKOUT"),
+        reason="set BENCHLEDGER_ORCHESTRATOR_CHECKOUT to a checkout of elizaOS/benchmarks",
+    )
+    def test_orchestrator_import_repeats_against_the_orchestrators_export(self) -> None:
+        checkout = os.environ["BENCHLEDGER_ORCHESTRATOR_CHECKOUT"]
+        out = run_script(
+            "orchestrator_import.py", "--sizes", "200", "--orchestrator", checkout, "--repeat", "2"
+        )
+        assert "PEER orchestrator export-viewer-data at 200 rows" in out
+        assert "medians of 2 interleaved runs" in out
 
     @pytest.mark.slow
     @pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="MLflow absent")
