@@ -50,12 +50,14 @@ Parsed = RunRecord | SkipRecord | GroupRecord
 class CountedAttempts:
     """The attempts the source counted at each piece of work, among the runs and skips a
     file records: appended to each signature's stream with the file, so that `run`
-    continues the source's numbering and skips what it already succeeded."""
+    continues the source's numbering and skips what it already succeeded. Held until
+    the file ends (a signature's are one event), each as a small tuple."""
 
     def __init__(self) -> None:
-        self.by_signature: dict[str, tuple[str, str, list[dict[str, Any]]]] = {}
+        # signature -> (benchmark, agent, [(attempt, run id's bytes or None, source key)])
+        self.by_signature: dict[str, tuple[str, str, list[tuple[int, bytes | None, str]]]] = {}
 
-    def _add(self, signature: str, benchmark: str, agent: str, item: dict[str, Any]) -> None:
+    def _add(self, signature: str, benchmark: str, agent: str, item: tuple[Any, ...]) -> None:
         self.by_signature.setdefault(signature, (benchmark, agent, []))[2].append(item)
 
     def run(self, record: RunRecord, run_id: UUID) -> None:
@@ -63,18 +65,17 @@ class CountedAttempts:
         attempt = run_rules.stated_attempt({**header.provenance, **record.supplement})
         if attempt is None or not header.run_key:
             return
-        item = {"attempt": attempt, "run_id": run_id, "outcome": "run"}
-        self._add(
-            header.signature, header.benchmark, header.agent, {**item, "source_key": header.run_key}
-        )
+        item = (attempt, run_id.bytes, header.run_key)
+        self._add(header.signature, header.benchmark, header.agent, item)
 
     def skip(self, skip: SkipRecord) -> None:
         if skip.attempt is None or skip.attempt < 1 or not skip.skip_key:
             return
-        item = {"attempt": skip.attempt, "run_id": None, "outcome": "skip"}
-        self._add(skip.signature, skip.benchmark, skip.agent, {**item, "source_key": skip.skip_key})
+        self._add(skip.signature, skip.benchmark, skip.agent, (skip.attempt, None, skip.skip_key))
 
     def events(self, stream: Callable[[str], signature_model.Signature | None]) -> Iterator[Event]:
+        """One event per signature with attempts its stream does not hold yet, made one
+        at a time."""
         for sig, (benchmark, agent, items) in sorted(self.by_signature.items()):
             event = signature_model.imported_attempts(
                 signature_id_for(sig),
@@ -82,7 +83,15 @@ class CountedAttempts:
                 signature=sig,
                 benchmark=benchmark,
                 agent=agent,
-                attempts=items,
+                attempts=(
+                    {
+                        "attempt": attempt,
+                        "run_id": None if run_id is None else UUID(bytes=run_id),
+                        "outcome": "skip" if run_id is None else "run",
+                        "source_key": key,
+                    }
+                    for attempt, run_id, key in items
+                ),
             )
             if event is not None:
                 yield event
@@ -230,7 +239,12 @@ class Importing(LookupsAhead):
         if not appended and not skipped:
             # Every run is already recorded with this content: the file adds no facts.
             return ImportOutcome("unchanged", outcomes, 0)
-        closing: list[Event] = list(counted.events(self._signature_stream))
+        if skipped and group is None:
+            raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
+        # The attempts' events saved as they are made: together they hold every run.
+        for attempts in counted.events(self._signature_stream):
+            appended += self._append([attempts], group, pending, notes, system)
+        closing: list[Event] = []
         for name, record in sorted(new_benchmarks.items()):
             if self._first_event(benchmark_id_for(name)) is None:  # not registered yet
                 registered = benchmark_model.register(
@@ -253,8 +267,6 @@ class Importing(LookupsAhead):
                 run_group_id=group.id if group else None,
             )
         )
-        if skipped and group is None:
-            raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
         appended += self._append(closing, group, pending, notes, system)
         if group is not None:
             for outcome, n in outcomes.counts().items():

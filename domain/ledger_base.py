@@ -16,6 +16,7 @@ from eventsourcing.persistence import IntegrityError
 from benchledger.domain import benchmark as benchmark_model
 from benchledger.domain import run as run_model
 from benchledger.domain import run_group as group_model
+from benchledger.domain import signature as signature_model
 from benchledger.domain.base import Aggregate, Event
 from benchledger.domain.benchmark import Benchmark
 from benchledger.domain.errors import (
@@ -41,6 +42,8 @@ def _weight(event: Event) -> int:
         return 1 + len(event.cells)
     if isinstance(event, run_model.TrajectoryRecorded | run_model.RunImported):
         return 1 + len(event.turns)
+    if isinstance(event, signature_model.AttemptsImported):
+        return 1 + len(event.attempts)
     return 1
 
 
