@@ -99,9 +99,9 @@ class RunFinished(Event):
 
 class RunImported(RunStarted):
     """A run a source recorded, stated whole: what its `RunStarted`, its trajectory
-    (`TrajectoryRecorded`, up to a batch of turns; more follow in those events) and its
-    `RunFinished` would state, in one event. Its cells follow in `CellsRecorded`
-    batches. One event rather than three: an orchestrator's history is tens of
+    (when its turns fit in one batch; else they follow in `TrajectoryRecorded`
+    batches) and its `RunFinished` would state, in one event. Its cells follow in
+    `CellsRecorded` batches. One event rather than three: an orchestrator's history is tens of
     thousands of runs, and every event costs its write, its chain link and its fold."""
 
     status: RunStatus
