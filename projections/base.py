@@ -200,6 +200,12 @@ class Projection:
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         raise NotImplementedError
 
+    def fold_page(self, envelopes: Iterable[Envelope]) -> Iterable[Change]:
+        """The changes of a page of events: each event's `fold`, in order. A projection
+        may order changes that commute so that more of them run as one batch."""
+        for envelope in envelopes:
+            yield from self.fold(envelope)
+
     def settle(self) -> Iterable[Change]:
         """Changes that finish a transaction's folds (most have none): run once after
         the last event folded in it, before it commits."""

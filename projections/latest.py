@@ -292,6 +292,21 @@ class LatestProjection(Projection):
         RequiredAgentsDeclared,
     )
 
+    def fold_page(self, envelopes: Iterable[Envelope]) -> Iterable[Change]:
+        """The page's changes, the keys of its runs imported whole marked pending last, as
+        one batch: `latest_pending` is a set (every write to it an INSERT OR IGNORE) that
+        only the settle reads, so the marks commute with every other change, and the
+        runs' rows are inserted in batches rather than one statement each."""
+        marks: dict[tuple[str, str], None] = {}
+        for envelope in envelopes:
+            for sql, params in self.fold(envelope):
+                if sql == PENDING_KEY and isinstance(params, tuple):
+                    marks[params] = None
+                else:
+                    yield sql, params
+        if marks:
+            yield PENDING_KEY, list(marks)
+
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
         run_id = envelope.stream_id

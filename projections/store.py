@@ -252,7 +252,7 @@ class ReadModelStore:
         if not envelopes:
             return
         projection.prepare(self.read_one, names)
-        self._execute(names, (c for envelope in envelopes for c in projection.fold(envelope)))
+        self._execute(names, projection.fold_page(envelopes))
 
     def settle(self, projection: Projection, names: dict[str, str]) -> None:
         """Run what finishes the transaction's folds (`Projection.settle`); call inside

@@ -215,5 +215,4 @@ def _folded(
     if projection.name not in prepared:
         projection.prepare(read, names[projection.name])
         prepared.add(projection.name)
-    folds = (c for envelope in envelopes for c in projection.fold(envelope))
-    return [(sql, batch) for sql, batch in group_changes(folds) if batch]
+    return [(sql, batch) for sql, batch in group_changes(projection.fold_page(envelopes)) if batch]
