@@ -101,8 +101,10 @@ class RunImported(RunStarted):
     """A run a source recorded, stated whole: what its `RunStarted`, its trajectory
     (when its turns fit in one batch; else they follow in `TrajectoryRecorded`
     batches) and its `RunFinished` would state, in one event. Its cells follow in
-    `CellsRecorded` batches. One event rather than three: an orchestrator's history is tens of
-    thousands of runs, and every event costs its write, its chain link and its fold."""
+    `CellsRecorded` batches. One event rather than three: an orchestrator's history
+    is tens of thousands of runs, and every event costs its write, its chain link and
+    its fold. (Its end repeats `RunFinished`'s fields rather than sharing a base: the
+    stored JSON must begin with `Event`'s own fields.)"""
 
     status: RunStatus
     score: FiniteFloat | None = None
@@ -219,7 +221,7 @@ def mutate(event: Event, run: Run | None) -> Run | None:
 
 
 @mutate.register
-def _(event: RunStarted, run: None) -> Run:
+def _started(event: RunStarted, run: None) -> Run:
     return Run(
         id=event.originator_id,
         version=event.originator_version,
@@ -238,21 +240,9 @@ def _(event: RunStarted, run: None) -> Run:
 
 @mutate.register
 def _(event: RunImported, run: None) -> Run:
-    return Run(
-        id=event.originator_id,
-        version=event.originator_version,
-        created_on=event.timestamp,
-        modified_on=event.timestamp,
-        run_key=event.run_key,
-        benchmark=event.benchmark,
-        status=event.status,
-        score=event.score,
-        unit=event.unit,
-        lease_expires_at=event.lease_expires_at,
-        last_heard_at=event.timestamp,
-        source=event.source,
-        source_sha256=event.source_sha256,
-        content_sha256=event.content_sha256,
+    # Started, and ended as it states.
+    return _started(event, run).model_copy(
+        update={"status": event.status, "score": event.score, "unit": event.unit}
     )
 
 

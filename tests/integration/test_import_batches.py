@@ -174,6 +174,30 @@ class TestEventsWrittenTogether:
         # 10, written together; the last run with the file's closing events.
         assert [len(args[0]) for args in puts.calls] == [7, 4, 1]
 
+    def test_the_attempts_a_file_counted_are_written_as_they_are_made(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(ledger_base, "SAVE_WEIGHT", 6)
+        puts = Counting(monkeypatch, services.ledger.events, "put")
+        rows = [
+            db_row(
+                run_id=f"run_bench{i % 3}_20260512T1015{i:02d}Z_{1 + i // 3}_{i:08x}",
+                benchmark_id=f"bench{i % 3}",
+                benchmark_directory=f"bench{i % 3}",
+                signature=f"sig{i % 3}",
+                attempt=1 + i // 3,
+            )
+            for i in range(9)
+        ]
+        report = import_file(services, make_db(tmp_path / "orchestrator.sqlite", rows))
+        assert report.new_runs == 9
+        written = [[type(e).__name__ for e in args[0]] for args in puts.calls]
+        attempts = [i for i, kinds in enumerate(written) if "AttemptsImported" in kinds]
+        # Three signatures of three attempts each, each event weighing 4: not one write
+        # at the file's end holding them all.
+        assert sum(kinds.count("AttemptsImported") for kinds in written) == 3
+        assert len(attempts) >= 2, written
+
 
 class TestSkipsOnTheWay:
     def test_skips_and_their_notes_are_saved_as_the_file_goes_not_held_to_its_end(
