@@ -57,7 +57,10 @@ def is_gone(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    stat = Path(f"/proc/{pid}/stat").read_text()
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:  # reaped between the two looks
+        return True
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
