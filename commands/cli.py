@@ -68,6 +68,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gates",
         "Check a review package against the ledger: still the one recorded, nothing changed since.",
     ),
+    "results-matrix": (
+        "results",
+        "Benchmarks x agents in Markdown: a score only where a current review signs it off.",
+    ),
     "compare": (
         "compare",
         "Compare two sides benchmark by benchmark, and record the comparison.",

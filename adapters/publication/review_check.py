@@ -47,21 +47,14 @@ def verify(conn: sqlite3.Connection, directory: Path) -> dict[str, Any]:
     card = directory / "scorecard.md"
     if not card.is_file() or sha256_hex(card.read_bytes()) != manifest.get("scorecard_sha256"):
         raise TamperError(f"{card}: scorecard does not match its manifest (edited or missing?)")
-    stored = conn.execute("SELECT chain_sha256 FROM chain WHERE position = ?", (position,))
-    found = stored.fetchone()
-    now = found[0] if found else (GENESIS if position == 0 else None)
+    now = hash_at(conn, position)
     if now != head:
         raise TamperError(
             f"the ledger's hash at position {position} is {now}, the review saw {head}: "
             "the log was rewritten (run `benchledger verify`)"
         )
-    scope_data = json.loads(scope_json or "{}")
-    scope = Scope(scope_data.get("include") or [], scope_data.get("exclude") or [], None)
-    changes = [
-        {"position": p, "type": t, "benchmark": b, "run_id": r}
-        for p, t, b, r in conn.execute(CHANGES, (position,))
-        if isinstance(b, str) and scope.covers(b)
-    ]
+    scope = recorded_scope(scope_json)
+    changes = changes_since(conn, position, scope)
     return {
         "ok": not changes,
         "review_id": review_id,
@@ -72,3 +65,30 @@ def verify(conn: sqlite3.Connection, directory: Path) -> dict[str, Any]:
         "scope": {"include": scope.include, "exclude": scope.exclude},
         "changes": changes,
     }
+
+
+def hash_at(conn: sqlite3.Connection, position: int) -> str | None:
+    """The chain hash the ledger holds at a position (the genesis hash at 0)."""
+    found = conn.execute("SELECT chain_sha256 FROM chain WHERE position = ?", (position,))
+    row = found.fetchone()
+    return str(row[0]) if row else (GENESIS if position == 0 else None)
+
+
+def recorded_scope(scope_json: str | None) -> Scope:
+    """A review's scope (with the tolerance its gates used) as its `reviews` row holds it."""
+    data = json.loads(scope_json or "{}")
+    tolerance = data.get("tolerance")
+    return Scope(
+        data.get("include") or [],
+        data.get("exclude") or [],
+        float(tolerance) if isinstance(tolerance, int | float) else None,
+    )
+
+
+def changes_since(conn: sqlite3.Connection, position: int, scope: Scope) -> list[dict[str, Any]]:
+    """The events after a position that touch a benchmark of the scope, in ledger order."""
+    return [
+        {"position": p, "type": t, "benchmark": b, "run_id": r}
+        for p, t, b, r in conn.execute(CHANGES, (position,))
+        if isinstance(b, str) and scope.covers(b)
+    ]

@@ -1,0 +1,237 @@
+"""The results matrix: benchmarks x agents, with a number only where a review still vouches
+for it.
+
+A cell shows its latest row's score only when that row passes the gates a review runs and
+the newest passing review whose scope covers its benchmark is still current: nothing
+touching that scope was appended after the review's position, and the log there is the
+one the review saw (what `verify-review` checks). Every other cell is `not-run` with
+each reason that holds, so a published matrix never carries a number nobody signed off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchledger.adapters.publication import gates as checks
+from benchledger.adapters.publication.publication import Publication, load
+from benchledger.adapters.publication.queries import Queries
+from benchledger.adapters.publication.review import Scope
+from benchledger.adapters.publication.review_check import changes_since, hash_at, recorded_scope
+
+Key = tuple[str, str]
+UNSUPPORTED, NO_RUN, QUARANTINED = "unsupported", "no run", "quarantined"
+GATE_FINDING, NOT_REVIEWED, OUT_OF_DATE = "gate finding", "not reviewed", "review out of date"
+# A gate's finding on a benchmark as a whole (no `::agent`), or any calibration finding
+# (its agents are the synthetic baselines), holds for every cell of that benchmark.
+WHOLE_BENCHMARK_GATES = frozenset({"calibration"})
+PREFIXED_GATES = ("publishability", "comparability")
+
+
+def short(identifier: str | None) -> str:
+    return (identifier or "")[:8]
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}" if self.detail else self.kind
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One benchmark x agent: a reviewed score, or the reasons it has none."""
+
+    benchmark: str
+    agent: str
+    reasons: tuple[Reason, ...] = ()
+    score: float | None = None
+    unit: str | None = None
+    run_id: str | None = None
+    review_id: str | None = None
+
+    @property
+    def text(self) -> str:
+        """What the matrix table shows: six significant digits, never a rounded-up guess."""
+        if self.reasons or self.score is None:
+            kinds = dict.fromkeys(r.kind for r in self.reasons)
+            return f"not-run ({', '.join(kinds)})"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.score:.6g}{unit} (run {short(self.run_id)}, review {short(self.review_id)})"
+
+
+@dataclass(frozen=True)
+class ResultsMatrix:
+    position: int
+    head_sha256: str
+    benchmarks: list[str]
+    agents: list[str]
+    cells: dict[Key, Cell] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecordedReview:
+    review_id: str
+    ok: bool
+    position: int
+    scope: Scope
+    # Why it no longer vouches for its scope; None while it still does.
+    stale: str | None
+
+
+def recorded_reviews(queries: Queries) -> list[RecordedReview]:
+    """Every recorded review, newest first, each checked against the ledger as it is now."""
+    rows = queries.conn.execute(
+        "SELECT review_id, ok, scope, position, head_sha256 FROM reviews "
+        "ORDER BY event_position DESC"
+    ).fetchall()
+    out = []
+    for review_id, ok, scope_json, position, head in rows:
+        scope = recorded_scope(scope_json)
+        stale = None
+        if hash_at(queries.conn, position) != head:
+            stale = (
+                f"review {short(review_id)} at position {position}: the ledger's hash there "
+                "is not the one it saw (the log was rewritten)"
+            )
+        elif changes := changes_since(queries.conn, position, scope):
+            first = changes[0]
+            stale = (
+                f"review {short(review_id)} at position {position}: events touching its "
+                f"scope after it (first: position {first['position']}, {first['type']})"
+            )
+        out.append(RecordedReview(str(review_id), bool(ok), int(position), scope, stale))
+    return out
+
+
+def coverage(reviews: Sequence[RecordedReview], benchmark: str) -> RecordedReview | Reason:
+    """The newest passing, current review covering a benchmark, or why there is none."""
+    covering = [r for r in reviews if r.ok and r.scope.covers(benchmark)]
+    current = next((r for r in covering if r.stale is None), None)
+    if current is not None:
+        return current
+    if covering:
+        return Reason(OUT_OF_DATE, covering[0].stale or "")
+    blocked = next((r for r in reviews if r.scope.covers(benchmark)), None)
+    detail = f"no passing review covers {benchmark}"
+    if blocked is not None:
+        detail += f" (review {short(blocked.review_id)} was blocked)"
+    return Reason(NOT_REVIEWED, detail)
+
+
+def _target(gate: str, scope: str) -> tuple[str, str, str | None]:
+    """(gate, benchmark, agent or None for the whole benchmark) a finding is about."""
+    for prefix in PREFIXED_GATES:
+        if scope.startswith(prefix + ":"):
+            gate, scope = prefix, scope[len(prefix) + 1 :]
+    benchmark, separator, agent = scope.partition("::")
+    whole = not separator or gate in WHOLE_BENCHMARK_GATES
+    return gate, benchmark, None if whole else agent
+
+
+def gate_findings(
+    pub: Publication, tolerance: float | None
+) -> dict[tuple[str, str | None], list[Reason]]:
+    """The blocking gates a review runs (readiness, and calibration once there are
+    baselines), evaluated without recording a verdict, keyed by what each finding is about."""
+    names = ["readiness", *(["calibration"] if pub.baselines else [])]
+    out: dict[tuple[str, str | None], list[Reason]] = {}
+    for name in names:
+        for item in checks.evaluate(pub, name, tolerance):
+            gate, benchmark, agent = _target(name, str(item.get("scope", "")))
+            value = str(item.get("value") or "")
+            detail = f"{gate}/{item.get('reason')}" + (f": {value}" if value else "")
+            out.setdefault((benchmark, agent), []).append(Reason(GATE_FINDING, detail))
+    return out
+
+
+FindingsOf = Callable[[Key, Scope | None], list[Reason]]
+
+
+def findings_by_scope(queries: Queries, default: Publication) -> FindingsOf:
+    """A row's gate findings as its covering review's gates see it (over that review's
+    scope, with its tolerance), or, unreviewed, as they see the matrix's own scope; each
+    scope is evaluated once."""
+    cache: dict[Any, dict[tuple[str, str | None], list[Reason]]] = {}
+
+    def of(key: Key, scope: Scope | None) -> list[Reason]:
+        marker = (
+            None if scope is None else (tuple(scope.include), tuple(scope.exclude), scope.tolerance)
+        )
+        if marker not in cache:
+            if scope is None:
+                cache[marker] = gate_findings(default, None)
+            else:
+                pub = load(queries, scope.include, scope.exclude)
+                cache[marker] = gate_findings(pub, scope.tolerance)
+        found = cache[marker]
+        return [*found.get((key[0], None), []), *found.get(key, [])]
+
+    return of
+
+
+def cell(
+    key: Key,
+    contract_cell: dict[str, Any],
+    pub: Publication,
+    reviews: Sequence[RecordedReview],
+    findings: FindingsOf,
+) -> Cell:
+    """One cell: unsupported; no latest row (no run, or quarantined); else its gate findings;
+    and, unless a current passing review covers it, why none does."""
+    benchmark, agent = key
+    if contract_cell["state"] == "unsupported":
+        return Cell(benchmark, agent, (Reason(UNSUPPORTED, str(contract_cell.get("reason"))),))
+    row = pub.latest.get(key)
+    covered = coverage(reviews, benchmark)
+    review_reason = [covered] if isinstance(covered, Reason) else []
+    if row is None:
+        held = pub.quarantine.get(key)
+        missing = (
+            Reason(QUARANTINED, str(held.get("quarantine_reason")))
+            if held is not None
+            else Reason(NO_RUN)
+        )
+        return Cell(benchmark, agent, (missing, *review_reason))
+    if isinstance(covered, Reason):
+        reasons = (*findings(key, None), covered)
+        return Cell(benchmark, agent, reasons, run_id=row.get("run_id"))
+    if found := findings(key, covered.scope):
+        return Cell(benchmark, agent, tuple(found), run_id=row.get("run_id"))
+    return Cell(
+        benchmark,
+        agent,
+        score=row.get("score"),
+        unit=row.get("unit"),
+        run_id=row.get("run_id"),
+        review_id=covered.review_id,
+    )
+
+
+def build(
+    queries: Queries,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    harnesses: Sequence[str] | None = None,
+) -> ResultsMatrix:
+    """Every benchmark in scope x the agents (the required and seen ones, or `harnesses`)."""
+    pub = load(queries, include, exclude)
+    contract = pub.matrix(harnesses)
+    reviews = recorded_reviews(queries)
+    findings = findings_by_scope(queries, pub)
+    cells = {
+        (benchmark, agent): cell((benchmark, agent), contract_cell, pub, reviews, findings)
+        for benchmark, entry in contract["benchmarks"].items()
+        for agent, contract_cell in entry["cells"].items()
+    }
+    return ResultsMatrix(
+        position=pub.position,
+        head_sha256=pub.head_sha256,
+        benchmarks=list(contract["benchmarks"]),
+        agents=list(contract["harnesses"]),
+        cells=cells,
+    )
