@@ -58,7 +58,7 @@ class Cell:
     def text(self) -> str:
         """What the matrix table shows: six significant digits, never a rounded-up guess."""
         if self.reasons or self.score is None:
-            kinds = dict.fromkeys(r.kind for r in self.reasons)
+            kinds = dict.fromkeys(r.kind for r in self.reasons) or {"no score": None}
             return f"not-run ({', '.join(kinds)})"
         unit = f" {self.unit}" if self.unit else ""
         return f"{self.score:.6g}{unit} (run {short(self.run_id)}, review {short(self.review_id)})"

@@ -239,5 +239,14 @@ class TestCheck:
         )
         assert "give --out or --check, not both" in result.stderr
 
+    def test_as_of_a_position_gives_the_file_written_then(
+        self, ledger: Invoke, reviewed: str, tmp_path: Path
+    ) -> None:
+        committed = tmp_path / "M.md"
+        ledger("results-matrix", "--out", str(committed))
+        position = committed.read_text().split("- Ledger position: `")[1].split("`")[0]
+        ledger("invalidate", run_ids(ledger)[("bfcl", "codex")], "--reason", "leaked")
+        assert ledger("results-matrix", "--as-of", position).stdout == committed.read_text()
+
     def test_the_same_position_gives_the_same_bytes(self, ledger: Invoke, reviewed: str) -> None:
         assert ledger("results-matrix").stdout == ledger("results-matrix").stdout
