@@ -84,28 +84,43 @@ class RecordedReview:
 
 
 def recorded_reviews(queries: Queries) -> list[RecordedReview]:
-    """Every recorded review, newest first, each checked against the ledger as it is now."""
+    """Every recorded review, newest first; each passing one checked against the ledger as
+    it is now (a blocked review vouches for nothing, so it needs no check)."""
     rows = queries.conn.execute(
         "SELECT review_id, ok, scope, position, head_sha256 FROM reviews "
         "ORDER BY event_position DESC"
     ).fetchall()
+    passing = [int(r[3]) for r in rows if r[1]]
+    # One pass over the log from the oldest passing review serves every review's check.
+    later = changes_since(queries.conn, min(passing), Scope([], [], None)) if passing else []
     out = []
     for review_id, ok, scope_json, position, head in rows:
         scope = recorded_scope(scope_json)
-        stale = None
-        if hash_at(queries.conn, position) != head:
-            stale = (
-                f"review {short(review_id)} at position {position}: the ledger's hash there "
-                "is not the one it saw (the log was rewritten)"
-            )
-        elif changes := changes_since(queries.conn, position, scope):
-            first = changes[0]
-            stale = (
-                f"review {short(review_id)} at position {position}: events touching its "
-                f"scope after it (first: position {first['position']}, {first['type']})"
-            )
+        stale = _staleness(queries, str(review_id), position, head, scope, later) if ok else None
         out.append(RecordedReview(str(review_id), bool(ok), int(position), scope, stale))
     return out
+
+
+def _staleness(
+    queries: Queries,
+    review_id: str,
+    position: int,
+    head: str,
+    scope: Scope,
+    later: Sequence[dict[str, Any]],
+) -> str | None:
+    """Why a passing review no longer vouches for its scope, or None while it does."""
+    where = f"review {short(review_id)} at position {position}"
+    if hash_at(queries.conn, position) != head:
+        return f"{where}: the ledger's hash there is not the one it saw (the log was rewritten)"
+    changes = [c for c in later if c["position"] > position and scope.covers(c["benchmark"])]
+    if not changes:
+        return None
+    first = changes[0]
+    return (
+        f"{where}: events touching its scope after it "
+        f"(first: position {first['position']}, {first['type']})"
+    )
 
 
 def coverage(reviews: Sequence[RecordedReview], benchmark: str) -> RecordedReview | Reason:

@@ -194,6 +194,18 @@ class TestAnInvalidatedReviewedRun:
         assert rows["gaia"] == ["not-run (review out of date)"] * 2
         assert "(first: position " in text and "HighScoreReferenced)" in text
 
+    def test_a_log_rewritten_under_the_review_takes_its_numbers_back(
+        self, ledger: Invoke, reviewed: str, db: Path
+    ) -> None:
+        with closing(sqlite3.connect(db)) as conn, conn:
+            [position] = conn.execute("SELECT position FROM reviews").fetchone()
+            conn.execute(
+                "UPDATE chain SET chain_sha256 = ? WHERE position = ?", ("f" * 64, position)
+            )
+        text = ledger("results-matrix").stdout
+        assert matrix_rows(text)["bfcl"] == ["not-run (review out of date)"] * 2
+        assert "the ledger's hash there is not the one it saw (the log was rewritten)" in text
+
 
 class TestCheck:
     def test_a_changed_stamp_with_the_same_cells_is_reported_and_passes(
