@@ -48,7 +48,8 @@ def results_matrix_(
     A cell shows its latest row's score (with unit, run and review) only when the
     row passes the gates `review` runs and the newest passing review whose scope
     covers its benchmark is current: no event touching that scope since its
-    position (what `verify-review` checks). Every other cell reads `not-run`,
+    position (what `verify-review` checks). A blocked review, or one of
+    `--selection newest` rows, vouches for no cell. Every other cell reads `not-run`,
     with its reasons listed below the table: unsupported, no run, quarantined,
     gate finding, not reviewed, review out of date. The file is stamped with
     the ledger position and head hash. Nothing is recorded.

@@ -81,23 +81,31 @@ class RecordedReview:
     scope: Scope
     # Why it no longer vouches for its scope; None while it still does.
     stale: str | None
+    # Which rows its gates saw: the `latest` table's (cohort) or each agent's newest.
+    selection: str = "cohort"
 
 
 def recorded_reviews(queries: Queries) -> list[RecordedReview]:
     """Every recorded review, newest first; each passing one checked against the ledger as
     it is now (a blocked review vouches for nothing, so it needs no check)."""
     rows = queries.conn.execute(
-        "SELECT review_id, ok, scope, position, head_sha256 FROM reviews "
-        "ORDER BY event_position DESC"
+        "SELECT r.review_id, r.ok, r.scope, r.position, r.head_sha256, (SELECT "
+        "json_extract(v.params, '$.selection') FROM gate_verdicts AS v WHERE v.verdict_id = "
+        "json_extract(r.gate_verdict_ids, '$[0]')) FROM reviews AS r "
+        "ORDER BY r.event_position DESC"
     ).fetchall()
     passing = [int(r[3]) for r in rows if r[1]]
     # One pass over the log from the oldest passing review serves every review's check.
     later = changes_since(queries.conn, min(passing), Scope([], [], None)) if passing else []
     out = []
-    for review_id, ok, scope_json, position, head in rows:
+    for review_id, ok, scope_json, position, head, selection in rows:
         scope = recorded_scope(scope_json)
         stale = _staleness(queries, str(review_id), position, head, scope, later) if ok else None
-        out.append(RecordedReview(str(review_id), bool(ok), int(position), scope, stale))
+        out.append(
+            RecordedReview(
+                str(review_id), bool(ok), int(position), scope, stale, selection or "cohort"
+            )
+        )
     return out
 
 
@@ -125,16 +133,19 @@ def _staleness(
 
 def coverage(reviews: Sequence[RecordedReview], benchmark: str) -> RecordedReview | Reason:
     """The newest passing, current review covering a benchmark, or why there is none."""
-    covering = [r for r in reviews if r.ok and r.scope.covers(benchmark)]
+    scoped = [r for r in reviews if r.scope.covers(benchmark)]
+    # The matrix shows `latest` rows; a review of each agent's newest rows saw other ones.
+    covering = [r for r in scoped if r.ok and r.selection == "cohort"]
     current = next((r for r in covering if r.stale is None), None)
     if current is not None:
         return current
     if covering:
         return Reason(OUT_OF_DATE, covering[0].stale or "")
-    blocked = next((r for r in reviews if r.scope.covers(benchmark)), None)
     detail = f"no passing review covers {benchmark}"
-    if blocked is not None:
-        detail += f" (review {short(blocked.review_id)} was blocked)"
+    if scoped:
+        other = scoped[0]
+        why = "was blocked" if not other.ok else f"signed off --selection {other.selection} rows"
+        detail += f" (review {short(other.review_id)} {why})"
     return Reason(NOT_REVIEWED, detail)
 
 

@@ -118,6 +118,14 @@ class TestOnlyReviewedCellsShowNumbers:
         assert matrix_rows(text)["bfcl"] == ["not-run (not reviewed)"] * 2
         assert " was blocked)" in reasons(text)[0]
 
+    def test_a_review_of_each_agents_newest_rows_does_not_vouch_for_the_latest_table(
+        self, ledger: Invoke, tmp_path: Path
+    ) -> None:
+        review(ledger, tmp_path, "newest", "--include-benchmarks", "bfcl", "--selection", "newest")
+        text = ledger("results-matrix").stdout
+        assert matrix_rows(text)["bfcl"] == ["not-run (not reviewed)"] * 2
+        assert "signed off --selection newest rows)" in reasons(text)[0]
+
     def test_cells_are_gated_with_the_tolerance_their_review_used(
         self, ledger: Invoke, tmp_path: Path
     ) -> None:
