@@ -36,7 +36,16 @@ def package(out: Path) -> tuple[dict[str, Any], str]:
 
 def review(invoke: Invoke, out: Path, *args: str, expect: int = 0, note: str = "ok") -> Any:
     return invoke(
-        "review", "--reviewer", "ana", "--note", note, "--out", str(out), *args, expect=expect
+        "review",
+        "--no-run",
+        "--reviewer",
+        "ana",
+        "--note",
+        note,
+        "--out",
+        str(out),
+        *args,
+        expect=expect,
     )
 
 
@@ -52,8 +61,9 @@ def import_runs(invoke: Invoke, tmp_path: Path, *docs: dict[str, Any]) -> None:
 
 class TestACompleteReview:
     def test_writes_the_package_and_records_the_review_at_the_position_it_saw(
-        self, demo: Invoke, tmp_path: Path, db: Path
+        self, demo: Invoke, tmp_path: Path, db: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        monkeypatch.chdir(tmp_path)  # no registry, no git repository: neither is checked
         out = tmp_path / "review"
         receipt = review(demo, out, "--tolerance", "0.5", note="May runs, checked by hand")
         assert receipt.stdout.startswith("Review ") and " complete at position " in receipt.stdout
@@ -61,11 +71,12 @@ class TestACompleteReview:
         assert manifest["summary"] == {
             "ok": True,
             "latest_rows": 15,
-            "inventory_gaps": 0,
+            "inventory_gaps": {"not checked": "no registry"},
             "readiness_findings": 0,
-            "artifact_offenders": 0,
+            "artifact_offenders": {"not checked": "not a git repository"},
             "blocking_findings": 0,
         }
+        assert manifest["checks"]["preflight"] == {"not checked": "review --no-run"}
         assert (manifest["schema_version"], manifest["reviewed_by"], manifest["latest_dir"]) == (
             1,
             "ana",
