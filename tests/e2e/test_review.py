@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
+import subprocess
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -276,3 +278,36 @@ class TestVerifyReview:
     def test_a_directory_without_a_package_is_an_error(self, demo: Invoke, tmp_path: Path) -> None:
         assert "no review manifest" in demo("verify-review", str(tmp_path), expect=1).stderr
         demo("verify-review", str(tmp_path / "absent"), expect=2)
+
+
+class TestTheManifestReportsOnlyChecksItRan:
+    """A package's figures are what its checks saw; a check it could not run says so."""
+
+    def test_inventory_gaps_of_the_registry_are_counted_not_zeroed(
+        self, demo: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        missing = [f'[benchmarks.b{i}]\ncommand = ["no-such-tool-{i}"]\n' for i in range(5)]
+        (tmp_path / "benchledger.toml").write_text("\n".join(missing))
+        out = tmp_path / "r"
+        review(demo, out, "--tolerance", "0.5")
+        manifest, card = package(out)
+        assert manifest["summary"]["inventory_gaps"] == 5
+        gaps = manifest["checks"]["inventory"]["gap_list"]
+        assert [g["benchmark"] for g in gaps] == [f"b{i}" for i in range(5)]
+        assert "- Inventory gaps: `5`" in card
+        assert "- Artifact offenders: `not checked: not a git repository`" in card
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+    def test_artifact_offenders_are_the_files_git_tracks(
+        self, demo: Invoke, tmp_path: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "add", "ledger.db"], cwd=tmp_path, check=True)
+        out = tmp_path / "r"
+        result = review(demo, out, "--tolerance", "0.5")
+        manifest, _ = package(out)
+        assert manifest["summary"]["artifact_offenders"] == 1
+        assert manifest["checks"]["verify_artifacts"]["offenders"] == ["ledger.db"]
+        assert "warning: generated outputs tracked or staged" in result.stderr
