@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gates": ("gates", "Recorded gate verdicts, oldest first."),
     "review": (
         "review",
-        "Sign off the latest rows: evaluate the gates, write a review package, record it.",
+        "Preflight, run, gate and sign off benchmarks, then check nothing generated is committed.",
     ),
     "preflight": ("review", "Check that the selected work can run, without running anything."),
     "verify-artifacts": (

@@ -162,7 +162,13 @@ def _artifacts_line(result: artifacts.ArtifactCheck) -> tuple[str, str]:
 @out_option
 @generated_option
 @click.option("--timeout", type=float, help="Kill a benchmark after this many seconds")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Benchmarks to run in parallel",
+)
 @json_option
 @pass_ledger
 def review(
@@ -184,7 +190,7 @@ def review(
     as_json: bool,
     **work_options: Any,
 ) -> None:
-    """Sign off the latest rows: evaluate the gates, write a review package, record it.
+    """Preflight, run, gate and sign off benchmarks, then check nothing generated is committed.
 
     The operator's wrapper: preflight, then run the benchmarks (rotating the
     --accounts of the agent's credential pool), then the gates, then the
