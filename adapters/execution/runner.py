@@ -117,7 +117,10 @@ class Runner:
         decision = decide(known.runs, request.mode, datetime.now(UTC))
         if not decision.execute:
             return self._skipped(group, spec, who, Skip(decision.reason or "", decision.defer_to))
-        missing = [name for name in spec.required_env if not self.environ.get(name)]
+        given = set(request.accounts.env(index)) if request.accounts else set()
+        missing = [
+            name for name in spec.required_env if name not in given and not self.environ.get(name)
+        ]
         if missing:
             detail = f"Missing required environment variables: {', '.join(missing)}"
             self.ledger.refuse_launch(

@@ -88,6 +88,10 @@ class Operator:
                 command = {command}
                 required_env = ["BENCH_REQUIRED_TOKEN"]
 
+                [benchmarks.homed]
+                command = {command}
+                required_env = ["CODEX_HOME"]
+
                 [benchmarks.nobin]
                 command = ["no-such-harness-7f3a", "{{output_dir}}"]
 
@@ -282,6 +286,11 @@ class TestRotation:
         )
         assert [a for _, a, _ in operator.accounts_by_benchmark()] == ["acct-c", "acct-a", "acct-c"]
         assert {r["metrics"]["pool_size"] for r in operator.runs()} == {2}
+
+    def test_a_required_account_variable_is_given_by_the_pool(self, operator: Operator) -> None:
+        result = operator.review("--accounts", "acct-b", benchmarks="homed")
+        assert "run: ok (" in result.stdout and "1 succeeded" in result.stdout
+        assert operator.accounts_by_benchmark() == [("homed", "acct-b", "acct-b")]
 
     def test_run_refuses_a_missing_account_and_runs_nothing(self, operator: Operator) -> None:
         result = operator.invoke(
