@@ -64,9 +64,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "review",
         "Preflight, run, gate and sign off benchmarks, then check nothing generated is committed.",
     ),
-    "preflight": ("review", "Check that the selected work can run, without running anything."),
+    "preflight": ("checks", "Check that the selected work can run, without running anything."),
     "verify-artifacts": (
-        "review",
+        "checks",
         "Fail when generated outputs are tracked or staged in this directory's git repository.",
     ),
     "verify-review": (

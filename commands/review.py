@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -17,42 +15,27 @@ from benchledger.adapters.execution.registry import inventory, load_registry
 from benchledger.adapters.publication import artifacts
 from benchledger.adapters.publication import review as packages
 from benchledger.adapters.publication.publication import Selection, load
+from benchledger.commands.checks import (
+    artifacts_line,
+    generated_option,
+    generated_outputs,
+    out_option,
+    preflight_line,
+    results_root_of,
+    run_preflight,
+)
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.gates import json_option, tolerance_option
 from benchledger.commands.output import short, stderr
 from benchledger.commands.publish import benchmark_filters, split
 from benchledger.commands.selection import selection_option
-from benchledger.commands.work import (
-    Work,
-    execute,
-    mode_of,
-    mode_options,
-    plan,
-    registry_option,
-    selection_options,
-)
-from benchledger.domain.errors import InputFormatError, NotFoundError
-
-pass_ledger = click.make_pass_decorator(LedgerContext)
+from benchledger.commands.work import execute, mode_of, mode_options, selection_options
 
 # Each step's exit code when the chain stops there (`preflight` and `verify-artifacts`
 # exit with theirs on their own too).
 RUN_FAILED, GATES_BLOCKED, PACKAGE_BLOCKED = 4, 5, 6
 
-out_option = click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for preflight.json/.md, manifest.json and scorecard.md",
-)
-generated_option = click.option(
-    "--generated",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Another generated file or folder that must not be committed (repeatable; "
-    "latest/ and viewer_data.json always count)",
-)
+pass_ledger = click.make_pass_decorator(LedgerContext)
 
 
 @dataclass
@@ -78,69 +61,6 @@ class Steps:
     def _say(self, step: str, status: str, detail: str, code: int) -> None:
         self.done.append({"step": step, "status": status, "detail": detail, "exit_code": code})
         click.echo(f"{step}: {status} ({detail})", err=self.as_json)
-
-
-def _preflight(
-    work_options: dict[str, Any], out_dir: Path, **run_options: Any
-) -> tuple[checks.Preflight, Work | None]:
-    """Preflight of the selected work; an unreadable registry or unknown selection is
-    a blocker it reports, not an error."""
-    try:
-        work = plan(**work_options, **run_options)
-    except (InputFormatError, NotFoundError) as e:
-        return checks.unusable_registry(work_options["registry_path"], str(e)), None
-    report = checks.check(
-        work.registry,
-        work.specs,
-        agent=work.request.agent,
-        environ=os.environ,
-        accounts=work.accounts,
-        out_dir=out_dir,
-        known_formats=formats.NAMES,
-    )
-    return report, work
-
-
-def _preflight_line(report: checks.Preflight, work: Work | None, written: Sequence[Path]) -> str:
-    where = f"see {written[1]}" if written else "no report: --out is not writable"
-    if not report.ok or work is None:
-        return f"{report.reason}; {where}"
-    chosen = work.accounts
-    accounts = f", accounts {', '.join(a.id for a in chosen.accounts)}" if chosen else ""
-    return f"{len(work.specs)} benchmarks{accounts}; report in {written[0]}"
-
-
-def _generated(
-    ctx: LedgerContext,
-    results_root: Path,
-    review_dir: Path | None,
-    extra: Sequence[Path],
-) -> artifacts.Generated:
-    exports = [Path(p) for p in artifacts.DEFAULT_EXPORTS] + list(extra)
-    return artifacts.Generated.of(
-        results_root=results_root, ledger=ctx.path, review_dir=review_dir, exports=exports
-    )
-
-
-def _results_root(registry_path: Path, results_root: Path | None) -> Path:
-    if results_root is not None:
-        return results_root
-    if registry_path.is_file():
-        return load_registry(registry_path).results_root
-    return Path("results")
-
-
-def _artifacts_line(result: artifacts.ArtifactCheck) -> tuple[str, str]:
-    if not result.checked:
-        return "not checked", str(result.reason)
-    if result.offenders:
-        shown = ", ".join(result.offenders[:10])
-        more = f" and {len(result.offenders) - 10} more" if len(result.offenders) > 10 else ""
-        return (
-            "failed",
-            f"generated outputs tracked or staged in {result.repository}: {shown}{more}",
-        )
-    return "ok", f"no generated output tracked or staged in {result.repository}"
 
 
 @click.command()
@@ -228,9 +148,9 @@ def review(
             packages.Scope(split(include_benchmarks), split(exclude_benchmarks), tolerance),
             selection,
             out_dir,
-            _generated(
+            generated_outputs(
                 ctx,
-                _results_root(work_options["registry_path"], work_options["results_root"]),
+                results_root_of(work_options["registry_path"], work_options["results_root"]),
                 out_dir,
                 generated,
             ),
@@ -244,11 +164,11 @@ def review(
         )
     steps = Steps(as_json)
     mode = mode_of(rerun_failed, force)
-    report, work = _preflight(work_options, out_dir, mode=mode, timeout=timeout)
+    report, work = run_preflight(work_options, out_dir, mode=mode, timeout=timeout)
     written = checks.write(report, out_dir)
     if not report.ok or work is None:
-        steps.stop("preflight", "blocked", _preflight_line(report, work, written), report.exit_code)
-    steps.passed("preflight", "ok", _preflight_line(report, work, written))
+        steps.stop("preflight", "blocked", preflight_line(report, work, written), report.exit_code)
+    steps.passed("preflight", "ok", preflight_line(report, work, written))
 
     label, outcomes = execute(ctx, work, jobs)
     run_check = {
@@ -285,7 +205,7 @@ def review(
         steps.stop("gates", "blocked", f"{len(blockers)} findings", GATES_BLOCKED)
     steps.passed("gates", "ok", f"{', '.join(verdicts)} at position {pub.position}")
 
-    generated_paths = _generated(ctx, work.results_root, out_dir, generated)
+    generated_paths = generated_outputs(ctx, work.results_root, out_dir, generated)
     seen = artifacts.verify(Path.cwd(), generated_paths)
     receipt = packages.review(
         ctx.services.ledger,
@@ -321,7 +241,7 @@ def review(
     )
 
     final = artifacts.verify(Path.cwd(), generated_paths)
-    status, detail = _artifacts_line(final)
+    status, detail = artifacts_line(final)
     if final.offenders:
         steps.stop("verify-artifacts", status, detail, final.exit_code)
     steps.passed("verify-artifacts", status, detail)
@@ -381,7 +301,7 @@ def _package_only(
     )
     click.echo(message, err=as_json)
     if seen.offenders:
-        stderr(f"warning: {_artifacts_line(seen)[1]} (see `benchledger verify-artifacts`)")
+        stderr(f"warning: {artifacts_line(seen)[1]} (see `benchledger verify-artifacts`)")
     if not receipt.ok:
         for item in receipt.blocking_findings[:20]:
             stderr(f"  {item['gate']}: {item['scope']} {item['reason']} {item['value']}")
@@ -390,84 +310,4 @@ def _package_only(
         raise SystemExit(1)
 
 
-@click.command()
-@selection_options
-@out_option
-@json_option
-def preflight(out_dir: Path, as_json: bool, **work_options: Any) -> None:
-    """Check that the selected work can run, without running anything.
-
-    The registry and its inventory, each selected benchmark's executable and
-    required environment variables, each selected account's home, and that
-    --out can be written. Writes preflight.json and preflight.md into --out
-    with the exit code, the reason and the steps that unblock it. Exit 3 when
-    blocked.
-
-    \b
-    Example:
-        benchledger preflight --benchmarks bfcl,gaia --agent codex --model gpt-5.5 \\
-            --accounts 2 --out review/codex
-    """
-    report, work = _preflight(work_options, out_dir)
-    written = checks.write(report, out_dir)
-    if as_json:
-        click.echo(json.dumps(report.as_json(), indent=2, sort_keys=True))
-    line = (
-        f"preflight: {'ok' if report.ok else 'blocked'} ({_preflight_line(report, work, written)})"
-    )
-    click.echo(line, err=as_json)
-    for step in dict.fromkeys(b.unblock for b in report.blockers):
-        stderr(f"  to unblock: {step}")
-    if not report.ok:
-        raise SystemExit(report.exit_code)
-
-
-@click.command(name="verify-artifacts")
-@registry_option
-@click.option(
-    "--results-root",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The results folder (default: the registry's results_root, else ./results)",
-)
-@click.option(
-    "--review-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="A review package folder: only its scorecard.md and manifest.json may be committed",
-)
-@generated_option
-@json_option
-@pass_ledger
-def verify_artifacts(
-    ctx: LedgerContext,
-    registry_path: Path,
-    results_root: Path | None,
-    review_dir: Path | None,
-    generated: tuple[Path, ...],
-    as_json: bool,
-) -> None:
-    """Fail when generated outputs are tracked or staged in this directory's git repository.
-
-    Generated: the results folder, the ledger file and its -wal/-shm, exports
-    (latest/, viewer_data.json, --generated), trajectories, and a review
-    package's folder except scorecard.md and manifest.json. Outside a git
-    repository (or without git) it says "not checked" and exits 0. Exit 7
-    naming the files otherwise.
-
-    \b
-    Example:
-        benchledger verify-artifacts
-        benchledger verify-artifacts --review-dir review/codex --generated exports/
-    """
-    root = _results_root(registry_path, results_root)
-    result = artifacts.verify(Path.cwd(), _generated(ctx, root, review_dir, generated))
-    if as_json:
-        click.echo(json.dumps({**result.as_json(), "exit_code": result.exit_code}, indent=2))
-    status, detail = _artifacts_line(result)
-    for name in result.offenders:
-        click.echo(name, err=as_json)
-    stderr(f"verify-artifacts: {status} ({detail})")
-    if result.offenders:
-        raise SystemExit(result.exit_code)
-
-
-COMMANDS: list[click.Command] = [review, preflight, verify_artifacts]
+COMMANDS: list[click.Command] = [review]

@@ -251,6 +251,19 @@ class TestTheWholeChain:
         assert "run: ok (run group" in again and "2 skipped" in again
         assert len(operator.runs()) == 2
 
+    def test_the_steps_as_json(self, operator: Operator) -> None:
+        result = operator.review("--accounts", "1", "--json")
+        report = json.loads(result.stdout)
+        assert (report["ok"], report["exit_code"]) == (True, 0)
+        assert [s["step"] for s in report["steps"]] == [
+            "preflight",
+            "run",
+            "gates",
+            "package",
+            "verify-artifacts",
+        ]
+        assert result.stderr.startswith("preflight: ok (")
+
 
 class TestRotation:
     def test_run_i_gets_account_i_mod_n(self, operator: Operator) -> None:
