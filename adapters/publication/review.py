@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchledger.adapters.execution.secrets import HostPaths
 from benchledger.adapters.publication import gates
 from benchledger.adapters.publication.publication import Publication
 from benchledger.adapters.publication.scorecard import scorecard
@@ -241,12 +242,15 @@ def review(
     write the package, then record the review."""
     if verdicts is None:
         verdicts = evaluate_gates(ledger, pub, scope, actor=actor)
-    checks = {
-        "preflight": not_checked("not run"),
-        "inventory": not_checked("no registry"),
-        "verify_artifacts": not_checked("not run"),
-        **(checks or {}),
-    }
+    # The package is meant to be committed: the checks name no host path.
+    checks = HostPaths(Path.cwd()).scrub_obj(
+        {
+            "preflight": not_checked("not run"),
+            "inventory": not_checked("no registry"),
+            "verify_artifacts": not_checked("not run"),
+            **(checks or {}),
+        }
+    )
     blocking = _blocking(note, verdicts, len(pub.latest))
     manifest = build_manifest(
         pub,

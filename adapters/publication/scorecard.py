@@ -21,6 +21,12 @@ def _shown(figure: Any) -> str:
     return str(figure)
 
 
+def _preflight(check: dict[str, Any]) -> str:
+    if "not checked" in check:
+        return _shown(check)
+    return "ok" if check["ok"] else f"blocked (exit {check['exit_code']})"
+
+
 def scorecard(manifest: dict[str, Any]) -> str:
     summary = manifest["summary"]
     lines = [
@@ -34,6 +40,7 @@ def scorecard(manifest: dict[str, Any]) -> str:
         f"- Reviewed by: `{manifest['reviewed_by'] or 'unspecified'}`",
         f"- Latest rows: `{summary['latest_rows']}`",
         f"- Readiness findings: `{summary['readiness_findings']}`",
+        f"- Preflight: `{_preflight(manifest['checks']['preflight'])}`",
         f"- Inventory gaps: `{_shown(summary['inventory_gaps'])}`",
         f"- Artifact offenders: `{_shown(summary['artifact_offenders'])}`",
         "",

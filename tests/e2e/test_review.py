@@ -297,6 +297,7 @@ class TestTheManifestReportsOnlyChecksItRan:
         assert [g["benchmark"] for g in gaps] == [f"b{i}" for i in range(5)]
         assert "- Inventory gaps: `5`" in card
         assert "- Artifact offenders: `not checked: not a git repository`" in card
+        assert "- Preflight: `not checked: review --no-run`" in card
 
     @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
     def test_artifact_offenders_are_the_files_git_tracks(

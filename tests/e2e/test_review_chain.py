@@ -204,6 +204,13 @@ class TestTheWholeChain:
             "acct-b",
         ]
         assert json.loads((operator.out / "preflight.json").read_text())["exit_code"] == 0
+        [gap] = manifest["checks"]["inventory"]["gap_list"]
+        assert (
+            gap["problem"] == "command 'no-such-harness-7f3a' is not on PATH and not a file under ."
+        )
+        assert str(operator.root) not in (operator.out / "manifest.json").read_text()
+        card = (operator.out / "scorecard.md").read_text()
+        assert "- Preflight: `ok`" in card and "- Inventory gaps: `1`" in card
 
     def test_no_planted_token_or_account_path_reaches_the_ledger_logs_results_or_package(
         self, operator: Operator
