@@ -14,7 +14,7 @@ from benchledger.adapters.execution import preflight as checks
 from benchledger.adapters.execution.registry import inventory, load_registry
 from benchledger.adapters.publication import artifacts
 from benchledger.adapters.publication import review as packages
-from benchledger.adapters.publication.publication import Selection, load
+from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.commands.checks import (
     artifacts_line,
     generated_option,
@@ -29,7 +29,7 @@ from benchledger.commands.gates import json_option, tolerance_option
 from benchledger.commands.output import short, stderr
 from benchledger.commands.publish import benchmark_filters, split
 from benchledger.commands.selection import selection_option
-from benchledger.commands.work import execute, mode_of, mode_options, selection_options
+from benchledger.commands.work import Work, execute, mode_of, mode_options, selection_options
 
 # Each step's exit code when the chain stops there (`preflight` and `verify-artifacts`
 # exit with theirs on their own too).
@@ -163,50 +163,23 @@ def review(
             "give --benchmarks A,B,... or --all, or --no-run to package what is recorded"
         )
     steps = Steps(as_json)
-    mode = mode_of(rerun_failed, force)
-    report, work = run_preflight(work_options, out_dir, mode=mode, timeout=timeout)
+    report, work = run_preflight(
+        work_options, out_dir, mode=mode_of(rerun_failed, force), timeout=timeout
+    )
     written = checks.write(report, out_dir)
     if not report.ok or work is None:
         steps.stop("preflight", "blocked", preflight_line(report, work, written), report.exit_code)
     steps.passed("preflight", "ok", preflight_line(report, work, written))
-
-    label, outcomes = execute(ctx, work, jobs)
-    run_check = {
-        "run_group": label,
-        "outcomes": [
-            {
-                k: v
-                for k, v in asdict(o).items()
-                if k in ("benchmark", "state", "run_key", "account")
-            }
-            for o in outcomes
-        ],
-    }
-    failed = [o for o in outcomes if o.failed]
-    if failed:
-        shown = "; ".join(f"{o.benchmark} {o.state}: {o.reason}" for o in failed)
-        steps.stop("run", "failed", f"run group {label}: {shown}", RUN_FAILED)
-    states = sorted({o.state for o in outcomes})
-    counted = ", ".join(f"{sum(o.state == s for o in outcomes)} {s}" for s in states)
-    steps.passed("run", "ok", f"run group {label}: {counted}")
-
+    ran = _run_step(ctx, steps, work, jobs)
     scope = packages.Scope(
         split(include_benchmarks) or [s.id for s in work.specs],
         split(exclude_benchmarks),
         tolerance,
     )
     pub = load(ctx.queries(), scope.include, scope.exclude, selection)
-    verdicts = packages.evaluate_gates(ctx.services.ledger, pub, scope, actor=actor(None))
-    ctx.services.runner.catch_up()
-    blockers = packages.gate_blocking(verdicts, len(pub.latest))
-    if blockers:
-        for item in blockers[:20]:
-            stderr(f"  {item['gate']}: {item['scope']} {item['reason']} {item['value']}")
-        steps.stop("gates", "blocked", f"{len(blockers)} findings", GATES_BLOCKED)
-    steps.passed("gates", "ok", f"{', '.join(verdicts)} at position {pub.position}")
-
-    generated_paths = generated_outputs(ctx, work.results_root, out_dir, generated)
-    seen = artifacts.verify(Path.cwd(), generated_paths)
+    verdicts = _gates_step(ctx, steps, pub, scope)
+    outputs = generated_outputs(ctx, work.results_root, out_dir, generated)
+    seen = artifacts.verify(Path.cwd(), outputs)
     receipt = packages.review(
         ctx.services.ledger,
         pub,
@@ -216,15 +189,9 @@ def review(
         actor=actor(None),
         out_dir=out_dir,
         checks={
-            "preflight": {
-                "ok": report.ok,
-                "exit_code": report.exit_code,
-                "blockers": len(report.blockers),
-                "checks": sorted(report.checks),
-                "plan": report.plan,
-            },
+            "preflight": _preflight_seen(report),
             "inventory": report.checks["inventory"],
-            "run": run_check,
+            "run": ran,
             "verify_artifacts": seen.as_json(),
         },
         verdicts=verdicts,
@@ -233,19 +200,60 @@ def review(
     if not receipt.ok:
         reasons = ", ".join(f["reason"] for f in receipt.blocking_findings)
         steps.stop("package", "blocked", f"{reasons}; package in {out_dir}", PACKAGE_BLOCKED)
+    where = f"{out_dir / 'manifest.json'}, {out_dir / 'scorecard.md'}"
     steps.passed(
         "package",
         "ok",
-        f"review {short(receipt.review_id)} at position {receipt.position}; "
-        f"{out_dir / 'manifest.json'}, {out_dir / 'scorecard.md'}",
+        f"review {short(receipt.review_id)} at position {receipt.position}; {where}",
     )
-
-    final = artifacts.verify(Path.cwd(), generated_paths)
+    final = artifacts.verify(Path.cwd(), outputs)
     status, detail = artifacts_line(final)
     if final.offenders:
         steps.stop("verify-artifacts", status, detail, final.exit_code)
     steps.passed("verify-artifacts", status, detail)
     steps.finish()
+
+
+def _run_step(ctx: LedgerContext, steps: Steps, work: Work, jobs: int) -> dict[str, Any]:
+    """Run the work; what the manifest says of it (account ids, never homes)."""
+    label, outcomes = execute(ctx, work, jobs)
+    failed = [o for o in outcomes if o.failed]
+    if failed:
+        shown = "; ".join(f"{o.benchmark} {o.state}: {o.reason}" for o in failed)
+        steps.stop("run", "failed", f"run group {label}: {shown}", RUN_FAILED)
+    states = sorted({o.state for o in outcomes})
+    counted = ", ".join(f"{sum(o.state == s for o in outcomes)} {s}" for s in states)
+    steps.passed("run", "ok", f"run group {label}: {counted}")
+    kept = ("benchmark", "state", "run_key", "account")
+    return {
+        "run_group": label,
+        "outcomes": [{k: v for k, v in asdict(o).items() if k in kept} for o in outcomes],
+    }
+
+
+def _gates_step(
+    ctx: LedgerContext, steps: Steps, pub: Publication, scope: packages.Scope
+) -> dict[str, dict[str, Any]]:
+    """Evaluate and record the review's gates; stop on what would block the sign-off."""
+    verdicts = packages.evaluate_gates(ctx.services.ledger, pub, scope, actor=actor(None))
+    ctx.services.runner.catch_up()
+    blockers = packages.gate_blocking(verdicts, len(pub.latest))
+    if blockers:
+        for item in blockers[:20]:
+            stderr(f"  {item['gate']}: {item['scope']} {item['reason']} {item['value']}")
+        steps.stop("gates", "blocked", f"{len(blockers)} findings", GATES_BLOCKED)
+    steps.passed("gates", "ok", f"{', '.join(verdicts)} at position {pub.position}")
+    return verdicts
+
+
+def _preflight_seen(report: checks.Preflight) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "exit_code": report.exit_code,
+        "blockers": len(report.blockers),
+        "checks": sorted(report.checks),
+        "plan": report.plan,
+    }
 
 
 def _package_only(

@@ -24,6 +24,7 @@ import pytest
 
 from benchledger.adapters.publication.browse import datasette_for
 from tests.conftest import Invoke
+from tests.helpers import run_json, write_json
 
 ACCOUNTS = ("acct-a", "acct-b", "acct-c")
 AGENT = "codex"
@@ -92,11 +93,14 @@ class Operator:
                 command = {command}
                 required_env = ["CODEX_HOME"]
 
+                [benchmarks.failing]
+                command = ["{python}", "-c", "import sys; sys.exit(3)"]
+
                 [benchmarks.nobin]
                 command = ["no-such-harness-7f3a", "{{output_dir}}"]
 
                 """
-            ).format(command=command)
+            ).format(command=command, python=sys.executable)
             + benchmarks
         )
 
@@ -270,6 +274,51 @@ class TestTheWholeChain:
             "verify-artifacts",
         ]
         assert result.stderr.startswith("preflight: ok (")
+
+
+class TestTheChainStopsAtTheFirstStepThatCannotProceed:
+    def test_a_failed_benchmark_stops_it_at_the_run(self, operator: Operator) -> None:
+        result = operator.review(benchmarks="alpha,failing", expect=4)
+        lines = result.stdout.splitlines()
+        assert [line.split(":")[0] for line in lines] == ["preflight", "run"]
+        assert "failing failed: exited with code 3" in lines[1]
+        assert not (operator.out / "manifest.json").exists()
+
+    def test_gate_findings_stop_it_at_the_gates(self, operator: Operator, tmp_path: Path) -> None:
+        other = write_json(tmp_path / "h.json", run_json("alpha", "hermes", score=1.0))
+        operator.invoke("import", str(other))
+        result = operator.review(benchmarks="alpha", expect=5)
+        assert result.stdout.splitlines()[-1].startswith("gates: blocked (")
+        assert "latest_readiness: " in result.stderr
+        assert not (operator.out / "manifest.json").exists()
+
+    def test_a_blank_note_stops_it_at_the_package(self, operator: Operator) -> None:
+        result = operator.invoke(
+            "review",
+            "--benchmarks",
+            "alpha",
+            "--agent",
+            AGENT,
+            "--model",
+            "gpt-5.5",
+            "--reviewer",
+            "ana",
+            "--note",
+            "  ",
+            "--out",
+            str(operator.out),
+            expect=6,
+        )
+        last = result.stdout.splitlines()[-1]
+        assert last.startswith("package: blocked (missing_reviewer_note; package in ")
+        manifest = json.loads((operator.out / "manifest.json").read_text())
+        assert manifest["summary"]["ok"] is False
+
+    def test_the_chain_needs_a_selection_or_no_run(self, operator: Operator) -> None:
+        result = operator.invoke(
+            "review", "--reviewer", "ana", "--note", "n", "--out", str(operator.out), expect=2
+        )
+        assert "give --benchmarks A,B,... or --all, or --no-run" in result.stderr
 
 
 class TestRotation:
