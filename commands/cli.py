@@ -61,8 +61,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "gates": ("gates", "Recorded gate verdicts, oldest first."),
     "review": (
-        "gates",
-        "Sign off the latest rows: evaluate the gates, write a review package, record it.",
+        "review",
+        "Preflight, run, gate and sign off benchmarks, then check nothing generated is committed.",
+    ),
+    "preflight": ("checks", "Check that the selected work can run, without running anything."),
+    "verify-artifacts": (
+        "checks",
+        "Fail when generated outputs are tracked or staged in this directory's git repository.",
     ),
     "verify-review": (
         "gates",
@@ -97,7 +102,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Commands that may start a new ledger: they append facts that need no earlier event.
 # Every other command needs an existing ledger and never creates one.
-CREATES = frozenset({"import", "run", "demo", "benchmarks", "high-score"})
+CREATES = frozenset({"import", "run", "review", "demo", "benchmarks", "high-score"})
 
 
 class LazyGroup(click.Group):

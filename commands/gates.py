@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
 from benchledger.adapters.publication import gates as checks
-from benchledger.adapters.publication import review as packages
 from benchledger.adapters.publication import review_check
 from benchledger.adapters.publication.publication import Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
@@ -174,74 +172,6 @@ def gates_(ctx: LedgerContext, gate_name: str | None, fmt: str | None) -> None:
     )
 
 
-@click.command()
-@click.option("--reviewer", required=True, metavar="NAME", help="Who signs off")
-@click.option("--note", required=True, metavar="TEXT", help="What was reviewed and why it is ok")
-@benchmark_filters
-@tolerance_option
-@selection_option
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory to write manifest.json and scorecard.md to",
-)
-@json_option
-@pass_ledger
-def review(
-    ctx: LedgerContext,
-    reviewer: str,
-    note: str,
-    include_benchmarks: str,
-    exclude_benchmarks: str,
-    tolerance: float | None,
-    selection: Selection,
-    out_dir: Path,
-    as_json: bool,
-) -> None:
-    """Sign off the latest rows: evaluate the gates, write a review package, record it.
-
-    The package is written even when the review is blocked (a blank note,
-    gate findings, or no latest rows), with the blocking findings; exit 1 then.
-
-    \b
-    Example:
-        benchledger review --reviewer ana --note "May run, all green" --out review/
-        benchledger review --reviewer ana --note "bfcl only" --include-benchmarks bfcl --out r/
-    """
-    scope = packages.Scope(split(include_benchmarks), split(exclude_benchmarks), tolerance)
-    pub = load(ctx.queries(), scope.include, scope.exclude, selection)
-    receipt = packages.review(
-        ctx.services.ledger,
-        pub,
-        scope,
-        reviewer=reviewer,
-        note=note,
-        actor=actor(None),
-        out_dir=out_dir,
-    )
-    ctx.services.runner.catch_up()
-    if as_json:
-        click.echo(
-            json.dumps(
-                {**asdict(receipt), "out_dir": str(receipt.out_dir)}, indent=2, sort_keys=True
-            )
-        )
-    state = "complete" if receipt.ok else f"blocked by {len(receipt.blocking_findings)} findings"
-    message = (
-        f"Review {short(receipt.review_id)} {state} at position {receipt.position} "
-        f"(head {receipt.head_sha256[:12]}); package in {out_dir}"
-    )
-    click.echo(message, err=as_json)
-    if not receipt.ok:
-        for item in receipt.blocking_findings[:20]:
-            stderr(f"  {item['gate']}: {item['scope']} {item['reason']} {item['value']}")
-        if len(receipt.blocking_findings) > 20:
-            stderr(f"  ... and {len(receipt.blocking_findings) - 20} more in the manifest")
-        raise SystemExit(1)
-
-
 @click.command(name="verify-review")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @json_option
@@ -290,6 +220,5 @@ COMMANDS: list[click.Command] = [
     _alias("validate-latest-readiness", "readiness"),
     _alias("calibration-report", "calibration"),
     gates_,
-    review,
     verify_review,
 ]

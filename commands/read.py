@@ -54,8 +54,11 @@ def runs(ctx: LedgerContext, /, fmt: str | None, as_of: str | None, **filters: s
     rows = ctx.queries(as_of).runs(**filters)
     if fmt in ("json", "nl", "csv"):
         emit(rows, fmt)
-    else:
-        emit([_listing(r) for r in rows], fmt, columns=RUN_COLUMNS, empty="No runs.")
+        return
+    columns = RUN_COLUMNS
+    if any(r.get("account") for r in rows):  # only runs of a credential pool name one
+        columns = [*RUN_COLUMNS[:4], "account", *RUN_COLUMNS[4:]]
+    emit([_listing(r) for r in rows], fmt, columns=columns, empty="No runs.")
 
 
 @click.command()
@@ -104,6 +107,7 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str |
         "run_key",
         "benchmark",
         "agent",
+        "account",
         "provider",
         "model",
         "status",

@@ -151,13 +151,15 @@ class Executing(LedgerBase):
         run_dir: str,
         directory: str | None = None,
         legacy_config: dict[str, Any] | None = None,
+        account: str | None = None,
         now: Callable[[], datetime] = _utc_now,
     ) -> StartedAttempt | Skip:
         """Decide, then claim the next attempt and start its run in one atomic append.
 
         `config` is the work's effective config; `directory` its benchmark directory
         (default the benchmark id); `legacy_config` the config benchledger hashed before
-        it adopted the orchestrator's signatures (see `work_attempts`). If another process
+        it adopted the orchestrator's signatures (see `work_attempts`); `account` the id of
+        the pool account the run uses, if any (not part of the work). If another process
         claims the same signature first, the store refuses our append and we decide
         again with its attempt in view.
         """
@@ -197,6 +199,7 @@ class Executing(LedgerBase):
                 started_at=at,
                 lease_expires_at=at + timedelta(seconds=lease_seconds),
                 run_dir=run_dir,
+                account=account,
             )
             # The run states the signatures of its stream, benchmark directory included.
             started = started.model_copy(

@@ -47,6 +47,8 @@ class RunStarted(Event):
     run_dir: str | None = None
     # Header fields with a default that the source did not state (`domain.facts`).
     unstated: list[str] = Field(default_factory=list)
+    # The id of the credential-pool account the run used: never its home, files or tokens.
+    account: str | None = None
 
 
 class CellsRecorded(Event):

@@ -325,6 +325,7 @@ def begin(
     lease_expires_at: datetime,
     run_dir: str,
     code_versions: dict[str, str] | None = None,
+    account: str | None = None,
 ) -> RunStarted:
     """The start of an executed run, under a lease its process keeps renewing.
 
@@ -354,6 +355,7 @@ def begin(
         started_at=started_at,
         lease_expires_at=lease_expires_at,
         run_dir=run_dir,
+        account=account,
     )
 
 

@@ -73,6 +73,7 @@ COLUMNS: dict[str, type] = {
     "cwd": str,
     "host": str,
     "run_dir": str,
+    "account": str,
     "superseded_by": str,
     "provenance": str,
     "lease_expires_at": str,
@@ -88,22 +89,22 @@ INSERT = (
     "INSERT INTO [{runs}] (run_id, run_key, benchmark, agent, provider, model, status, "
     "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
     "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
-    "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, "
+    "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, account, "
     "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position) "
     "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # A run imported whole (`RunImported`): `INSERT` with how it ended (`FINISH`).
 IMPORTED = (
     "INSERT INTO [{runs}] (run_id, run_key, benchmark, agent, provider, model, status, "
     "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
     "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
-    "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, "
+    "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, account, "
     "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position, "
     "score, unit, higher_is_better, metrics, tokens, duration_seconds, exit_code, error, "
     "ended_at, artifacts) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ADD_CELLS = (
     "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
@@ -255,6 +256,7 @@ class RunsProjection(Projection):
                 event.cwd,
                 event.host,
                 event.run_dir,
+                event.account,
                 to_json(event.provenance) if event.provenance else None,
                 iso(event.lease_expires_at),
                 at,

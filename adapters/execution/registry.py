@@ -23,6 +23,10 @@ default. Every key is listed below; any other key is an error naming it.
     # optional; label and value required, unit, source and as_of optional
     high_score = { label = "gpt-5", value = 0.891, source = "leaderboard", as_of = 2026-09-30 }
 
+    [accounts.codex]             # a credential pool (see `accounts`): --accounts
+    root = "~/.local/state/eliza/auth/_codex-home"
+    env = "CODEX_HOME"
+
     [profiles.cerebras-oss]      # used by --model-profile
     provider = "cerebras"
     model = "gpt-oss-120b"
@@ -59,7 +63,7 @@ import shlex
 import shutil
 import tomllib
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
@@ -74,6 +78,7 @@ from pydantic import (
     model_validator,
 )
 
+from benchledger.adapters.execution.accounts import AccountPool
 from benchledger.domain.errors import InputFormatError, NotFoundError, RuleViolationError
 from benchledger.domain.signatures import effective_config
 
@@ -187,9 +192,10 @@ class _RegistryFile(_Strict):
     results_root: str = "results"
     benchmarks: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, Any]] = {}
+    accounts: dict[str, dict[str, Any]] = {}
 
 
-_Entry = TypeVar("_Entry", BenchmarkSpec, Profile)
+_Entry = TypeVar("_Entry", BenchmarkSpec, Profile, AccountPool)
 
 
 @dataclass(frozen=True)
@@ -200,12 +206,19 @@ class Registry:
     results_root: Path
     benchmarks: dict[str, BenchmarkSpec]
     profiles: dict[str, Profile]
+    accounts: dict[str, AccountPool] = field(default_factory=dict)
 
     def get(self, benchmark_id: str) -> BenchmarkSpec:
         return _lookup("benchmark", self.benchmarks, benchmark_id)
 
     def profile(self, name: str) -> Profile:
         return _lookup("model profile", self.profiles, name)
+
+    def account_pool(self, agent: str, name: str | None = None) -> AccountPool | None:
+        """The pool `--account-pool NAME` names, else the agent's own pool, if declared."""
+        if name is not None:
+            return _lookup("account pool", self.accounts, name)
+        return self.accounts.get(agent)
 
     def select(self, ids: Sequence[str]) -> list[BenchmarkSpec]:
         """The benchmarks with these ids, in the order given; every unknown id is named."""
@@ -251,7 +264,12 @@ def load_registry(path: Path) -> Registry:
                 field = f"{where}.extra.per_benchmark.{benchmark_id}"
                 message = f"unknown benchmark (known: {_listing(benchmarks)})"
                 raise InputFormatError(file, message, field=field)
-    return Registry(path.resolve(), (folder / raw.results_root).resolve(), benchmarks, profiles)
+    accounts = {
+        name: _entry(file, AccountPool, f"accounts.{name}", folder, table, name=name)
+        for name, table in raw.accounts.items()
+    }
+    results_root = (folder / raw.results_root).resolve()
+    return Registry(path.resolve(), results_root, benchmarks, profiles, accounts)
 
 
 def split_ids(values: Sequence[str]) -> list[str]:
@@ -301,11 +319,18 @@ def inventory(registry: Registry, known_formats: Collection[str]) -> list[Gap]:
     ]
 
 
-def _problems(spec: BenchmarkSpec, known_formats: Collection[str]) -> Iterator[str]:
+def command_problem(spec: BenchmarkSpec) -> str | None:
+    """Why the benchmark's command cannot be started, if it cannot."""
     if not spec.command:
-        yield "command is empty"
-    elif not _resolvable(spec.command[0], spec.cwd):
-        yield f"command '{spec.command[0]}' is not on PATH and not a file under {spec.cwd}"
+        return "command is empty"
+    if not _resolvable(spec.command[0], spec.cwd):
+        return f"command '{spec.command[0]}' is not on PATH and not a file under {spec.cwd}"
+    return None
+
+
+def _problems(spec: BenchmarkSpec, known_formats: Collection[str]) -> Iterator[str]:
+    if (problem := command_problem(spec)) is not None:
+        yield problem
     if not spec.cwd.exists():
         yield f"cwd {spec.cwd} does not exist"
     elif not spec.cwd.is_dir():

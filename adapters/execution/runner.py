@@ -25,6 +25,7 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from benchledger.adapters import formats
+from benchledger.adapters.execution.accounts import AccountChoice, home_secrets
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
@@ -54,6 +55,8 @@ class RunRequest:
     timeout: float | None = None
     lease_seconds: float = 300.0
     renew_seconds: float = 60.0
+    # The credential pool's accounts, rotated over the selection: run i gets the i-th.
+    accounts: AccountChoice | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class BenchmarkOutcome:
     attempt: int | None = None
     score: float | None = None
     reason: str | None = None
+    account: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -83,13 +87,16 @@ class Runner:
         self, group: GroupHandle, specs: Sequence[BenchmarkSpec], request: RunRequest, jobs: int
     ) -> list[BenchmarkOutcome]:
         if jobs <= 1 or len(specs) <= 1:
-            return [self.run_one(group, spec, request) for spec in specs]
+            return [self.run_one(group, spec, request, i) for i, spec in enumerate(specs)]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(lambda spec: self.run_one(group, spec, request), specs))
+            return list(
+                pool.map(lambda i: self.run_one(group, specs[i], request, i), range(len(specs)))
+            )
 
     def run_one(
-        self, group: GroupHandle, spec: BenchmarkSpec, request: RunRequest
+        self, group: GroupHandle, spec: BenchmarkSpec, request: RunRequest, index: int = 0
     ) -> BenchmarkOutcome:
+        """Run the `index`-th benchmark of the selection (its account is the index-th)."""
         config = work_config(spec, request.agent, request.provider, *request.extras)
         who: dict[str, Any] = {
             "benchmark": spec.id,
@@ -110,14 +117,17 @@ class Runner:
         decision = decide(known.runs, request.mode, datetime.now(UTC))
         if not decision.execute:
             return self._skipped(group, spec, who, Skip(decision.reason or "", decision.defer_to))
-        missing = [name for name in spec.required_env if not self.environ.get(name)]
+        given = set(request.accounts.env(index)) if request.accounts else set()
+        missing = [
+            name for name in spec.required_env if name not in given and not self.environ.get(name)
+        ]
         if missing:
             detail = f"Missing required environment variables: {', '.join(missing)}"
             self.ledger.refuse_launch(
                 group, reason="missing_env", missing_env=missing, detail=detail, **who
             )
             return BenchmarkOutcome(spec.id, "refused", reason=detail)
-        return self._execute(group, spec, request, config, who, legacy_config)
+        return self._execute(group, spec, request, config, who, legacy_config, index)
 
     def _skipped(
         self, group: GroupHandle, spec: BenchmarkSpec, who: dict[str, Any], skip: Skip
@@ -134,8 +144,11 @@ class Runner:
         config: dict[str, Any],
         who: dict[str, Any],
         legacy_config: dict[str, Any],
+        index: int,
     ) -> BenchmarkOutcome:
         token = uuid4().hex[:8]
+        pool = request.accounts
+        account = pool.at(index).id if pool else None
         run_key = f"run_{spec.id}_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{token}"
         run_dir_rel = f"{group.label}/{_safe(spec.id)}__{_safe(request.agent)}/{run_key}"
         run_dir = self.results_root / run_dir_rel
@@ -151,7 +164,11 @@ class Runner:
         }
         argv = render_command(spec.command, values, config)
         masked_argv, argv_secrets = mask_argv(argv)
-        redactor = Redactor([*secret_values(self.environ), *config_secrets(config), *argv_secrets])
+        # What an account's home holds, and where it is, stay out of events and logs.
+        held = [*home_secrets(pool.accounts), *pool.root_spellings()] if pool else []
+        redactor = Redactor(
+            [*secret_values(self.environ), *config_secrets(config), *argv_secrets, *held]
+        )
         paths = HostPaths(Path.cwd(), self.results_root)
 
         def scrub(value: Any) -> Any:
@@ -167,6 +184,7 @@ class Runner:
             run_key=run_key,
             run_dir=run_dir_rel,
             legacy_config=legacy_config,
+            account=account,
             **who,
         )
         if isinstance(started, Skip):
@@ -179,6 +197,7 @@ class Runner:
             "BENCHLEDGER_PROVIDER": request.provider,
             "BENCHLEDGER_MODEL": request.model,
             "BENCHLEDGER_BENCHMARK": spec.id,
+            **(pool.env(index) if pool else {}),
         }
         launched_at = time.time()
         try:
@@ -215,7 +234,14 @@ class Runner:
             raise
         state: State = "succeeded" if status is RunStatus.SUCCEEDED else _failing(status)
         return BenchmarkOutcome(
-            spec.id, state, str(started.run_id), run_key, started.attempt, score, scrub(error)
+            spec.id,
+            state,
+            str(started.run_id),
+            run_key,
+            started.attempt,
+            score,
+            scrub(error),
+            account,
         )
 
     def _renew(self, run_id: Any, lease_seconds: float) -> None:

@@ -18,8 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchledger.adapters.execution.secrets import HostPaths
 from benchledger.adapters.publication import gates
 from benchledger.adapters.publication.publication import Publication
+from benchledger.adapters.publication.scorecard import scorecard
 from benchledger.domain.ledger import Ledger
 from benchledger.domain.signatures import sha256_hex
 
@@ -88,20 +90,42 @@ def _latest_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _blocking(
-    note: str, verdicts: dict[str, dict[str, Any]], latest_rows: int
-) -> list[dict[str, Any]]:
-    """What stops a sign-off: readiness (and calibration) findings, no rows, no note."""
+def gate_blocking(verdicts: dict[str, dict[str, Any]], latest_rows: int) -> list[dict[str, Any]]:
+    """What in the gates stops a sign-off: readiness (and calibration) findings, no rows."""
     found = [("latest_readiness", f) for f in verdicts["readiness"]["findings"]]
     found += [("calibration", f) for f in verdicts.get("calibration", {}).get("findings", [])]
     if latest_rows == 0:
         found.append(("review", {"scope": "latest", "reason": "no_latest_rows", "value": "0"}))
+    return [_finding(gate, f) for gate, f in found]
+
+
+def _blocking(
+    note: str, verdicts: dict[str, dict[str, Any]], latest_rows: int
+) -> list[dict[str, Any]]:
+    """What stops a sign-off: the gates' blockers, and no note."""
+    found = gate_blocking(verdicts, latest_rows)
     if not note.strip():
-        found.append(("review", {"scope": "reviewer_note", "reason": "missing_reviewer_note"}))
-    return [
-        {"gate": gate, **{k: f.get(k, "") for k in ("scope", "reason", "value")}}
-        for gate, f in found
-    ]
+        found.append(
+            _finding("review", {"scope": "reviewer_note", "reason": "missing_reviewer_note"})
+        )
+    return found
+
+
+def _finding(gate: str, finding: dict[str, Any]) -> dict[str, Any]:
+    return {"gate": gate, **{k: finding.get(k, "") for k in ("scope", "reason", "value")}}
+
+
+def not_checked(reason: str) -> dict[str, str]:
+    """A check the package could not run: said so, never a figure it did not see."""
+    return {"not checked": reason}
+
+
+def _figure(check: dict[str, Any], key: str) -> Any:
+    """A check's figure for the summary: its count, or why it was not checked."""
+    if "not checked" in check:
+        return dict(check)
+    value = check[key]
+    return len(value) if isinstance(value, list) else value
 
 
 SKIPPED: dict[str, Any] = {
@@ -128,7 +152,10 @@ def build_manifest(
     note: str,
     verdicts: dict[str, dict[str, Any]],
     blocking: list[dict[str, Any]],
+    checks: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
+    """The manifest; `checks` holds what preflight, the inventory and verify-artifacts
+    saw (or why each was not run): the summary's figures come from them alone."""
     readiness = verdicts["readiness"]
     return {
         "schema_version": 1,
@@ -146,9 +173,9 @@ def build_manifest(
         "summary": {
             "ok": not blocking,
             "latest_rows": len(pub.latest),
-            "inventory_gaps": 0,
+            "inventory_gaps": _figure(checks["inventory"], "gaps"),
             "readiness_findings": len(readiness["findings"]),
-            "artifact_offenders": 0,
+            "artifact_offenders": _figure(checks["verify_artifacts"], "offenders"),
             "blocking_findings": len(blocking),
         },
         "gates": {
@@ -160,77 +187,12 @@ def build_manifest(
             "comparability": _gate_entry(verdicts["comparability"]),
             "calibration": _gate_entry(verdicts.get("calibration")),
         },
+        "checks": checks,
         "latest_rows": [_latest_row(row) for _, row in sorted(pub.latest.items())],
         "blocking_findings": blocking,
         "ledger_position": pub.position,
         "ledger_head_sha256": pub.head_sha256,
     }
-
-
-def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-
-
-def scorecard(manifest: dict[str, Any]) -> str:
-    summary = manifest["summary"]
-    lines = [
-        "# Benchmark Review Scorecard",
-        "",
-        f"- Status: `{'ok' if summary['ok'] else 'blocked'}`",
-        f"- Git SHA: `{manifest['git_sha']}`",
-        f"- Generated at: `{manifest['generated_at']}`",
-        f"- Ledger position: `{manifest['ledger_position']}`",
-        f"- Ledger head hash: `{manifest['ledger_head_sha256']}`",
-        f"- Reviewed by: `{manifest['reviewed_by'] or 'unspecified'}`",
-        f"- Latest rows: `{summary['latest_rows']}`",
-        f"- Readiness findings: `{summary['readiness_findings']}`",
-        "",
-        "## Reviewer Note",
-        "",
-        manifest["reviewer_note"].strip() or "_No note._",
-        "",
-        "## Gate Summary",
-        "",
-    ]
-    gate_rows = []
-    for name, entry in manifest["gates"].items():
-        status = "skipped" if entry["ok"] is None else ("ok" if entry["ok"] else "blocked")
-        detail = entry.get("skipped") or f"{len(entry['findings'])} findings"
-        gate_rows.append([name, status, detail])
-    lines += _table(["gate", "status", "detail"], gate_rows)
-    if manifest["blocking_findings"]:
-        lines += ["", "## Blocking Findings", ""]
-        lines += _table(
-            ["gate", "scope", "reason", "value"],
-            [
-                [f["gate"], f["scope"], f["reason"], f["value"]]
-                for f in manifest["blocking_findings"]
-            ],
-        )
-    lines += ["", "## Latest Rows", ""]
-    lines += _table(
-        ["benchmark", "agent", "status", "score", "provider", "model", "run id", "trajectory dir"],
-        [
-            [
-                r["benchmark_id"],
-                r["agent"],
-                r["status"],
-                r["score"],
-                r["provider"],
-                r["model"],
-                r["run_id"],
-                r["trajectory_dir"],
-            ]
-            for r in manifest["latest_rows"]
-        ],
-    )
-    return "\n".join(lines) + "\n"
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -244,17 +206,11 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def review(
-    ledger: Ledger,
-    pub: Publication,
-    scope: Scope,
-    *,
-    reviewer: str,
-    note: str,
-    actor: str,
-    out_dir: Path,
-) -> ReviewReceipt:
-    """Evaluate and record the gates, write the package, then record the review."""
+def evaluate_gates(
+    ledger: Ledger, pub: Publication, scope: Scope, *, actor: str
+) -> dict[str, dict[str, Any]]:
+    """Evaluate and record the gates a review needs: readiness, publishability,
+    comparability, and calibration once there are baselines."""
     params = {
         "include": scope.include,
         "exclude": scope.exclude,
@@ -264,13 +220,46 @@ def review(
     }
     names = ["readiness", "publishability", "comparability"]
     names += ["calibration"] if pub.baselines else []
-    verdicts = {
+    return {
         name: gates.record(ledger, pub, name, tolerance=scope.tolerance, params=params, actor=actor)
         for name in names
     }
+
+
+def review(
+    ledger: Ledger,
+    pub: Publication,
+    scope: Scope,
+    *,
+    reviewer: str,
+    note: str,
+    actor: str,
+    out_dir: Path,
+    checks: dict[str, dict[str, Any]] | None = None,
+    verdicts: dict[str, dict[str, Any]] | None = None,
+) -> ReviewReceipt:
+    """Evaluate and record the gates (unless given, as the review chain evaluated them),
+    write the package, then record the review."""
+    if verdicts is None:
+        verdicts = evaluate_gates(ledger, pub, scope, actor=actor)
+    # The package is meant to be committed: the checks name no host path.
+    checks = HostPaths(Path.cwd()).scrub_obj(
+        {
+            "preflight": not_checked("not run"),
+            "inventory": not_checked("no registry"),
+            "verify_artifacts": not_checked("not run"),
+            **(checks or {}),
+        }
+    )
     blocking = _blocking(note, verdicts, len(pub.latest))
     manifest = build_manifest(
-        pub, scope, reviewer=reviewer, note=note, verdicts=verdicts, blocking=blocking
+        pub,
+        scope,
+        reviewer=reviewer,
+        note=note,
+        verdicts=verdicts,
+        blocking=blocking,
+        checks=checks,
     )
     card = scorecard(manifest).encode()
     manifest["scorecard_sha256"] = sha256_hex(card)

@@ -32,7 +32,7 @@ READ_COMMANDS = [
     ["gate", "comparability"],
     ["validate-latest-readiness"],
     ["gates"],
-    ["review", "--out", "DIR/review", "--reviewer", "me", "--note", "n"],
+    ["review", "--no-run", "--out", "DIR/review", "--reviewer", "me", "--note", "n"],
     ["verify-review", "DIR"],
     ["compare", "--a", "p:m", "--b", "p:n"],
     ["view-comparison", "cmp_x"],

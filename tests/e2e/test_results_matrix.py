@@ -24,7 +24,17 @@ def import_runs(invoke: Invoke, tmp_path: Path, *docs: dict[str, Any]) -> None:
 
 def review(invoke: Invoke, tmp_path: Path, name: str, *args: str) -> str:
     """Record a review and return its id (from the ledger, not from the receipt line)."""
-    invoke("review", "--reviewer", "ana", "--note", "ok", "--out", str(tmp_path / name), *args)
+    invoke(
+        "review",
+        "--no-run",
+        "--reviewer",
+        "ana",
+        "--note",
+        "ok",
+        "--out",
+        str(tmp_path / name),
+        *args,
+    )
     events = json.loads(invoke("events", "--json").stdout)
     return str([e for e in events if e["type"] == "ReviewRecorded"][-1]["stream"])
 
@@ -113,7 +123,17 @@ class TestOnlyReviewedCellsShowNumbers:
         assert f"- Ledger position: `{position}`\n- Ledger head sha256: `{head}`\n" in text
 
     def test_a_blocked_review_signs_nothing_off(self, ledger: Invoke, tmp_path: Path) -> None:
-        ledger("review", "--reviewer", "ana", "--note", " ", "--out", str(tmp_path / "r"), expect=1)
+        ledger(
+            "review",
+            "--no-run",
+            "--reviewer",
+            "ana",
+            "--note",
+            " ",
+            "--out",
+            str(tmp_path / "r"),
+            expect=1,
+        )
         text = ledger("results-matrix").stdout
         assert matrix_rows(text)["bfcl"] == ["not-run (not reviewed)"] * 2
         assert " was blocked)" in reasons(text)[0]

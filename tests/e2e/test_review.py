@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
+import subprocess
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,16 @@ def package(out: Path) -> tuple[dict[str, Any], str]:
 
 def review(invoke: Invoke, out: Path, *args: str, expect: int = 0, note: str = "ok") -> Any:
     return invoke(
-        "review", "--reviewer", "ana", "--note", note, "--out", str(out), *args, expect=expect
+        "review",
+        "--no-run",
+        "--reviewer",
+        "ana",
+        "--note",
+        note,
+        "--out",
+        str(out),
+        *args,
+        expect=expect,
     )
 
 
@@ -52,8 +63,9 @@ def import_runs(invoke: Invoke, tmp_path: Path, *docs: dict[str, Any]) -> None:
 
 class TestACompleteReview:
     def test_writes_the_package_and_records_the_review_at_the_position_it_saw(
-        self, demo: Invoke, tmp_path: Path, db: Path
+        self, demo: Invoke, tmp_path: Path, db: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        monkeypatch.chdir(tmp_path)  # no registry, no git repository: neither is checked
         out = tmp_path / "review"
         receipt = review(demo, out, "--tolerance", "0.5", note="May runs, checked by hand")
         assert receipt.stdout.startswith("Review ") and " complete at position " in receipt.stdout
@@ -61,11 +73,12 @@ class TestACompleteReview:
         assert manifest["summary"] == {
             "ok": True,
             "latest_rows": 15,
-            "inventory_gaps": 0,
+            "inventory_gaps": {"not checked": "no registry"},
             "readiness_findings": 0,
-            "artifact_offenders": 0,
+            "artifact_offenders": {"not checked": "not a git repository"},
             "blocking_findings": 0,
         }
+        assert manifest["checks"]["preflight"] == {"not checked": "review --no-run"}
         assert (manifest["schema_version"], manifest["reviewed_by"], manifest["latest_dir"]) == (
             1,
             "ana",
@@ -265,3 +278,37 @@ class TestVerifyReview:
     def test_a_directory_without_a_package_is_an_error(self, demo: Invoke, tmp_path: Path) -> None:
         assert "no review manifest" in demo("verify-review", str(tmp_path), expect=1).stderr
         demo("verify-review", str(tmp_path / "absent"), expect=2)
+
+
+class TestTheManifestReportsOnlyChecksItRan:
+    """A package's figures are what its checks saw; a check it could not run says so."""
+
+    def test_inventory_gaps_of_the_registry_are_counted_not_zeroed(
+        self, demo: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        missing = [f'[benchmarks.b{i}]\ncommand = ["no-such-tool-{i}"]\n' for i in range(5)]
+        (tmp_path / "benchledger.toml").write_text("\n".join(missing))
+        out = tmp_path / "r"
+        review(demo, out, "--tolerance", "0.5")
+        manifest, card = package(out)
+        assert manifest["summary"]["inventory_gaps"] == 5
+        gaps = manifest["checks"]["inventory"]["gap_list"]
+        assert [g["benchmark"] for g in gaps] == [f"b{i}" for i in range(5)]
+        assert "- Inventory gaps: `5`" in card
+        assert "- Artifact offenders: `not checked: not a git repository`" in card
+        assert "- Preflight: `not checked: review --no-run`" in card
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+    def test_artifact_offenders_are_the_files_git_tracks(
+        self, demo: Invoke, tmp_path: Path, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "add", "ledger.db"], cwd=tmp_path, check=True)
+        out = tmp_path / "r"
+        result = review(demo, out, "--tolerance", "0.5")
+        manifest, _ = package(out)
+        assert manifest["summary"]["artifact_offenders"] == 1
+        assert manifest["checks"]["verify_artifacts"]["offenders"] == ["ledger.db"]
+        assert "warning: generated outputs tracked or staged" in result.stderr

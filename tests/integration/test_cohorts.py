@@ -780,7 +780,7 @@ class TestAReviewSeesLaterRules:
         book.run("hermes", 2, score=0.52)
         book.services.close()
         out = tmp_path / "review"
-        invoke("review", "--reviewer", "ana", "--note", "ok", "--out", str(out))
+        invoke("review", "--no-run", "--reviewer", "ana", "--note", "ok", "--out", str(out))
         with build(Settings(db_path=db)) as services:
             later = Book(services)
             later.require("eliza", "hermes")

@@ -1,0 +1,313 @@
+"""What `run`, `preflight` and `review` share: choosing the work, and running it."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import click
+from pydantic import ValidationError
+
+from benchledger.adapters.execution.accounts import AccountChoice, choose
+from benchledger.adapters.execution.registry import (
+    DEFAULT_REGISTRY,
+    BenchmarkSpec,
+    Profile,
+    Registry,
+    load_registry,
+    split_ids,
+)
+from benchledger.adapters.execution.runner import BenchmarkOutcome, Runner, RunRequest, register
+from benchledger.commands.context import LedgerContext, actor
+from benchledger.commands.output import stderr
+from benchledger.domain.signature import Mode
+
+STALE_WITHOUT_LEASE = 6 * 3600.0
+
+registry_option = click.option(
+    "--registry",
+    "registry_path",
+    envvar="BENCHLEDGER_REGISTRY",
+    default=DEFAULT_REGISTRY,
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Benchmark registry file (env BENCHLEDGER_REGISTRY)",
+)
+
+_SELECTION_OPTIONS = (
+    registry_option,
+    click.option(
+        "--benchmarks",
+        "benchmark_lists",
+        multiple=True,
+        metavar="A,B,...",
+        help="Benchmarks to run (comma-separated, repeatable)",
+    ),
+    click.option("--all", "run_all", is_flag=True, help="Run every registered benchmark"),
+    click.option("--agent", help="Agent (harness) under test"),
+    click.option("--provider", help="Model provider"),
+    click.option("--model", help="Model id"),
+    click.option(
+        "--model-profile",
+        help="Profile supplying provider, model and extra: a registry profile name or a .toml file",
+    ),
+    click.option(
+        "--extra", help='Config overrides as JSON, e.g. {"limit": 5, "per_benchmark": {...}}'
+    ),
+    click.option(
+        "--accounts",
+        metavar="N|A,B,...",
+        help="Credential-pool accounts to rotate over: the first N ids, or these ids "
+        "(default: all of the pool's)",
+    ),
+    click.option(
+        "--account-pool",
+        metavar="NAME",
+        help="The registry's [accounts.NAME] pool (default: the one named like --agent)",
+    ),
+    click.option(
+        "--results-root",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="Where run directories go (default: the registry's results_root)",
+    ),
+)
+_MODE_OPTIONS = (
+    click.option(
+        "--rerun-failed", is_flag=True, help="Re-run unless the latest executed attempt succeeded"
+    ),
+    click.option("--force", is_flag=True, help="Always run a new attempt"),
+)
+
+
+def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that choose the work: benchmarks, agent, model, accounts, results root."""
+    for option in reversed(_SELECTION_OPTIONS):
+        command = option(command)
+    return command
+
+
+def mode_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_MODE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def mode_of(rerun_failed: bool, force: bool) -> Mode:
+    if rerun_failed and force:
+        raise click.UsageError("--rerun-failed and --force exclude each other")
+    return "force" if force else "rerun_failed" if rerun_failed else "default"
+
+
+@dataclass(frozen=True)
+class Work:
+    """The benchmarks to run and how: what `run` executes and `preflight` checks."""
+
+    registry: Registry | None
+    specs: list[BenchmarkSpec]
+    request: RunRequest
+    results_root: Path
+
+    @property
+    def accounts(self) -> AccountChoice | None:
+        return self.request.accounts
+
+
+def plan(
+    registry_path: Path,
+    benchmark_lists: tuple[str, ...],
+    run_all: bool,
+    agent: str | None,
+    provider: str | None,
+    model: str | None,
+    model_profile: str | None,
+    extra: str | None,
+    accounts: str | None,
+    account_pool: str | None,
+    results_root: Path | None,
+    *,
+    mode: Mode = "default",
+    adhoc_id: str | None = None,
+    command: tuple[str, ...] = (),
+    timeout: float | None = None,
+    lease_seconds: float = 300.0,
+    renew_seconds: float = 60.0,
+) -> Work:
+    """The work the options select; accounts that cannot be used are left for the caller
+    to refuse (`run`) or report (`preflight`)."""
+    if not agent:
+        raise click.UsageError("Missing option '--agent'.")
+    registry, specs = selection(registry_path, benchmark_lists, run_all, adhoc_id, command)
+    extras: list[dict[str, Any]] = []
+    if model_profile:
+        profile = load_profile(model_profile, registry)
+        provider, model = provider or profile.provider, model or profile.model
+        extras.append(dict(profile.extra))
+    extras.append(json_object(extra, "--extra"))
+    if not model:
+        raise click.UsageError("give --model or --model-profile")
+    request = RunRequest(
+        agent=agent,
+        provider=provider or "",
+        model=model,
+        extras=tuple(extras),
+        mode=mode,
+        timeout=timeout,
+        lease_seconds=lease_seconds,
+        renew_seconds=renew_seconds,
+        accounts=_accounts(registry, agent, accounts, account_pool),
+    )
+    root = results_root or (registry.results_root if registry else Path("results"))
+    return Work(registry, specs, request, root.resolve())
+
+
+def _accounts(
+    registry: Registry | None, agent: str, wanted: str | None, pool_name: str | None
+) -> AccountChoice | None:
+    pool = registry.account_pool(agent, pool_name) if registry else None
+    if pool is None:
+        if wanted is not None or pool_name is not None:
+            raise click.UsageError(
+                f"no account pool for agent '{agent}': declare [accounts.{agent}] "
+                "in the registry, or name one with --account-pool"
+            )
+        return None
+    return choose(pool, wanted)
+
+
+def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[BenchmarkOutcome]]:
+    """Run the work as one run group; its label and each benchmark's outcome."""
+    from benchledger.domain.secrets import mask_config
+
+    services = ctx.services
+    ledger = services.ledger
+    sweep_stale(ctx)
+    registry = work.registry
+    register(ledger, work.specs, registry.path.parent if registry else Path.cwd())
+    request = work.request
+    label = f"rg_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{os.urandom(4).hex()}"
+    chosen = request.accounts
+    group = ledger.new_group(
+        label,
+        "run",
+        request={
+            "agent": request.agent,
+            "provider": request.provider,
+            "model": request.model,
+            "extra": [mask_config(e) for e in request.extras],
+            "mode": request.mode,
+            "timeout": request.timeout,
+            "benchmarks": [s.id for s in work.specs],
+            **(
+                {"account_pool": chosen.pool.name, "accounts": [a.id for a in chosen.accounts]}
+                if chosen
+                else {}
+            ),
+        },
+        selection=[s.id for s in work.specs],
+    )
+    runner = Runner(ledger, work.results_root, log=stderr)
+    outcomes = []
+    try:
+        for outcome in runner.run_all(group, work.specs, request, jobs):
+            outcomes.append(outcome)
+            group.count(outcome.state)
+    finally:
+        ledger.close_group(group)
+    services.runner.catch_up()
+    return label, outcomes
+
+
+def load_profile(name: str, registry: Registry | None) -> Profile:
+    """A profile of the registry, or a TOML file of its own (provider, model, extra)."""
+    path = Path(name)
+    if path.suffix == ".toml" and path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise click.ClickException(f"{path}: {e}") from None
+        try:
+            return Profile.model_validate({"name": path.stem, **data})
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise click.ClickException(f"{path}: field '{where}': {first['msg']}") from None
+    if registry is None:
+        raise click.UsageError(f"no profile file '{name}' and no registry to look it up in")
+    return registry.profile(name)
+
+
+def selection(
+    registry_path: Path,
+    benchmark_lists: tuple[str, ...],
+    run_all: bool,
+    adhoc_id: str | None,
+    command: tuple[str, ...],
+) -> tuple[Registry | None, list[BenchmarkSpec]]:
+    if command:
+        if not adhoc_id or benchmark_lists or run_all:
+            raise click.UsageError("an ad hoc command takes --benchmark ID and nothing else")
+        registry = load_registry(registry_path) if registry_path.exists() else None
+        base = registry.benchmarks.get(adhoc_id) if registry else None
+        fields: dict[str, Any] = base.model_dump() if base else {"id": adhoc_id}
+        fields.update(command=tuple(command), cwd=Path.cwd())
+        return registry, [BenchmarkSpec.model_validate(fields, context={"folder": Path.cwd()})]
+    if adhoc_id:
+        raise click.UsageError(
+            "--benchmark needs a command after --; use --benchmarks for registered benchmarks"
+        )
+    ids = split_ids(list(benchmark_lists))
+    if bool(ids) == run_all:
+        raise click.UsageError("give --benchmarks A,B,... or --all")
+    registry = load_registry(registry_path)
+    return registry, list(registry.benchmarks.values()) if run_all else registry.select(ids)
+
+
+def json_object(value: str | None, name: str) -> dict[str, Any]:
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise click.BadParameter(f"not JSON: {e.msg}", param_hint=name) from None
+    if not isinstance(parsed, dict):
+        raise click.BadParameter("must be a JSON object", param_hint=name)
+    per = parsed.get("per_benchmark", {})
+    if not isinstance(per, dict) or not all(isinstance(v, dict) for v in per.values()):
+        raise click.BadParameter("per_benchmark must map benchmark ids to objects", param_hint=name)
+    return parsed
+
+
+def sweep_stale(
+    ctx: LedgerContext, stale_seconds: float | None = None
+) -> tuple[list[tuple[UUID, str]], list[tuple[UUID, str]]]:
+    """Recover running runs whose lease expired; lease-less ones by age (6 h by default).
+    Then close as interrupted the run groups their processes left open, judged by age."""
+    candidates = [UUID(r["run_id"]) for r in ctx.queries().runs(status="running")]
+    ledger = ctx.services.ledger
+    age_cutoff = STALE_WITHOUT_LEASE if stale_seconds is None else stale_seconds
+    recovered = ledger.recover_stale(
+        candidates, stale_seconds or 0.0, actor(None), age_cutoff=age_cutoff
+    )
+    if recovered:
+        ctx.services.runner.catch_up()
+    open_groups = [g for g in ctx.queries().open_groups() if not g["running"]]
+    labels = {UUID(g["run_group_id"]): g["label"] for g in open_groups}
+    closed = ledger.close_stale_groups(
+        ((UUID(g["run_group_id"]), _moment(g["last_activity"])) for g in open_groups),
+        age_cutoff,
+        actor(None),
+    )
+    if closed:
+        ctx.services.runner.catch_up()
+    return recovered, [(group_id, labels[group_id]) for group_id in closed]
+
+
+def _moment(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
