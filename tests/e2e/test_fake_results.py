@@ -30,6 +30,7 @@ MOCK_RESULT = {
         {"key": "q2", "outcome": "failed", "score": 0.0},
     ],
 }
+RUN_OPTIONS = ("--benchmarks", "quick", "--agent", "eliza", "--provider", "openai", "--model", "m1")
 # Writes MOCK_RESULT, byte for byte, where the runner asks for it.
 SCRIPT = """
 import shutil, sys
@@ -55,8 +56,7 @@ def run_quick(root: Path, db: Path, result: Path) -> None:
     registry = root / "benchledger.toml"
     registry.write_text(f'[benchmarks.quick]\ncommand = {command}\nunit = "accuracy"\n')
     done = subprocess.run(
-        [str(BENCHLEDGER), "--db", str(db), "run", "--registry", str(registry)]
-        + ["--benchmarks", "quick", "--agent", "eliza", "--provider", "openai", "--model", "m1"],
+        [str(BENCHLEDGER), "--db", str(db), "run", "--registry", str(registry), *RUN_OPTIONS],
         cwd=root,
         capture_output=True,
         text=True,
