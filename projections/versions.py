@@ -12,13 +12,13 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "events": (2, ("events",)),
     "chain": (1, ("chain",)),
     "run_groups": (5, ("run_groups", "skips")),
-    "runs": (4, ("runs",)),
+    "runs": (5, ("runs",)),
     "cells": (1, ("cells",)),
     "trajectories": (1, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
     "latest": (
-        9,
+        10,
         (
             "candidates",
             "latest",
