@@ -98,8 +98,9 @@ def identity_marker(benchmark: str, provider: str | None, model: str | None) -> 
 
 def label_marker(agent: str, benchmark: str, provider: str | None, model: str | None) -> str | None:
     """The first reason a run's labels say it is no real result: its agent's label, then
-    its benchmark's and model's names."""
-    return agent_marker(agent) or identity_marker(benchmark, provider, model)
+    its benchmark's and model's names, then a placeholder agent."""
+    marker = agent_marker(agent) or identity_marker(benchmark, provider, model)
+    return marker or ("placeholder_identity:agent" if _placeholder(agent) else None)
 
 
 def is_synthetic(agent: str) -> bool:

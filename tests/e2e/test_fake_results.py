@@ -12,7 +12,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
-from tests.conftest import Invoke
+from tests.conftest import CORPUS, Invoke
 
 BENCHLEDGER = Path(sys.executable).parent / "benchledger"
 MOCK_RESULT = {
@@ -104,3 +104,28 @@ class TestAMockResultFile:
             else:
                 assert "mock" not in run["config"]
         assert signatures[0] == signatures[1]
+
+
+class TestAPlaceholderIdentity:
+    def test_an_anonymised_inspect_log_is_recorded_but_quarantined_naming_the_field(
+        self, invoke: Invoke
+    ) -> None:
+        log = CORPUS / "inspect_ai" / "json" / "log_tool_call_error.json"
+        invoke("import", str(log))
+        (run,) = json.loads(invoke("runs", "--json").stdout)
+        assert (run["benchmark"], run["model"], run["score"]) == ("...", "...", 1.0)
+        assert json.loads(invoke("latest", "--json").stdout) == []
+        reasons = [r["quarantine_reason"] for r in quarantine(invoke)]
+        assert reasons == ["placeholder_identity:benchmark"]
+        matrix = json.loads(invoke("matrix", "--json").stdout)
+        cell = matrix["benchmarks"]["..."]["cells"]["..."]
+        assert cell["state"] == "placeholder_identity:benchmark"
+        assert matrix["summary"]["succeeded_required_real_cells"] == 0
+        assert "1.0" not in invoke("matrix").stdout
+
+    def test_a_mock_model_is_quarantined(self, tmp_path: Path, invoke: Invoke) -> None:
+        doc = {**MOCK_RESULT, "config": {}, "provider": "mockllm", "model": "model"}
+        (tmp_path / "mockllm.json").write_text(json.dumps(doc))
+        invoke("import", str(tmp_path / "mockllm.json"))
+        assert [r["quarantine_reason"] for r in quarantine(invoke)] == ["mock_model"]
+        assert json.loads(invoke("latest", "--json").stdout) == []
