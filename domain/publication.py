@@ -64,6 +64,16 @@ def agent_marker(agent: str) -> str | None:
     return "non_real_agent_label" if agent.lower() in NON_REAL_AGENTS else None
 
 
+# The kind of run group `benchledger demo` records its runs in: generated, never measured.
+DEMO_GROUP_KIND = "demo"
+
+
+def group_marker(kind: str | None) -> str | None:
+    """Why the run group a row's run was recorded in says it is no real result: the demo
+    ledger's (`demo_data`). Its rows may be browsed, never published."""
+    return "demo_data" if kind == DEMO_GROUP_KIND else None
+
+
 # What a source writes where it does not know (or hides) a run's benchmark or model: an
 # anonymised fixture's `"..."`, a `none` or `unknown` default. Compared case-insensitively.
 PLACEHOLDER_NAMES = frozenset({"...", "none", "unknown", "none/none", "null", "n/a"})

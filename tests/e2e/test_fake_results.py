@@ -129,3 +129,50 @@ class TestAPlaceholderIdentity:
         invoke("import", str(tmp_path / "mockllm.json"))
         assert [r["quarantine_reason"] for r in quarantine(invoke)] == ["mock_model"]
         assert json.loads(invoke("latest", "--json").stdout) == []
+
+
+class TestTheDemoLedger:
+    def test_its_rows_can_be_browsed_but_fail_the_publishability_gate_as_demo_data(
+        self, invoke: Invoke
+    ) -> None:
+        invoke("demo")
+        latest = json.loads(invoke("latest", "--json").stdout)
+        assert len(latest) == 15
+        verdict = json.loads(invoke("gate", "publishability", "--json", expect=1).stdout)
+        demo = {f["scope"] for f in verdict["findings"] if f["reason"] == "demo_data"}
+        assert demo == {f"{r['benchmark']}::{r['agent']}" for r in latest}
+
+    def test_a_review_of_it_is_blocked_by_demo_data(self, invoke: Invoke, tmp_path: Path) -> None:
+        invoke("demo")
+        out = tmp_path / "review"
+        invoke("review", "--reviewer", "ana", "--note", "looks fine", "--out", str(out), expect=1)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["summary"]["ok"] is False
+        reasons = {f["reason"] for f in manifest["blocking_findings"]}
+        assert "demo_data" in reasons
+
+    def test_export_latest_stamps_its_rows_and_index_as_demo_data(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        invoke("demo")
+        invoke("export-latest", str(tmp_path / "out"))
+        index = json.loads((tmp_path / "out" / "latest" / "index.json").read_text())
+        assert len(index["demo_data"]) == 15 == len(index["latest"])
+        assert all(entry["demo_data"] is True for entry in index["latest"].values())
+        rows = sorted((tmp_path / "out").glob("*/*__*.json"))
+        assert rows
+        for path in rows:
+            row = json.loads(path.read_text())
+            assert row["demo_data"] is True and row["publication_warnings"][0] == "demo_data"
+
+    def test_runs_imported_outside_the_demo_are_not_demo_data(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        doc = {**MOCK_RESULT, "config": {}, "run_key": "demo-lookalike"}
+        (tmp_path / "real.json").write_text(json.dumps(doc))
+        invoke("import", str(tmp_path / "real.json"))
+        verdict = json.loads(invoke("gate", "publishability", "--json").stdout)
+        assert verdict["ok"] is True
+        invoke("export-latest", str(tmp_path / "out"))
+        index = json.loads((tmp_path / "out" / "latest" / "index.json").read_text())
+        assert "demo_data" not in index and "demo_data" not in json.dumps(index["latest"])
