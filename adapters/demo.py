@@ -3,6 +3,8 @@
 Results are generated deterministically (fixed seed and dates), written as
 native JSONL files, and imported; then one run is invalidated, one score is
 corrected and high scores are referenced. Running it twice changes nothing.
+Its runs are recorded in a run group of kind `demo`: that recorded fact is what
+marks them as demo data, which no gate lets through (`domain.publication.group_marker`).
 """
 
 from __future__ import annotations
