@@ -78,7 +78,8 @@ def runs(ctx: LedgerContext, /, fmt: str | None, as_of: str | None, **filters: s
 def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str | None) -> None:
     """Show one run with a summary of its cells.
 
-    RUN is a run id, a unique prefix of one (4+ characters) or a run key.
+    RUN is a run id, a unique prefix of one (4+ characters) or a run key (its
+    current version, when `import --amend` superseded older ones).
 
     \b
     Example:

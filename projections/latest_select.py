@@ -139,7 +139,7 @@ def acceptable(alias: str = "") -> str:
 
 def baseline(alias: str = "") -> str:
     """A calibration candidate the orchestrator publishes as a baseline: any that is not
-    running or stale (a failed or incompatible one too), unless invalidated."""
+    running or stale (a failed or incompatible one too), unless invalidated or superseded."""
     return (
         f"{alias}synthetic = 1 AND {alias}stale = 0 AND {alias}status != 'running' "
         f"AND {alias}invalidated = 0 AND {alias}superseded = 0"
