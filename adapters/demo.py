@@ -3,6 +3,8 @@
 Results are generated deterministically (fixed seed and dates), written as
 native JSONL files, and imported; then one run is invalidated, one score is
 corrected and high scores are referenced. Running it twice changes nothing.
+Its runs are recorded in a run group of kind `demo`: that recorded fact is what
+marks them as demo data, which no gate lets through (`domain.publication.group_marker`).
 """
 
 from __future__ import annotations
@@ -171,12 +173,12 @@ def build_demo(ledger: Ledger, workdir: Path | None = None) -> DemoSummary:
             source="public leaderboard",
             as_of=date(2026, 9, 30),
         )
-    invalid = _succeeded(files, "bfcl", "hermes", "gpt-4.1-mini")
+    invalid = succeeded_run(files, "bfcl", "hermes", "gpt-4.1-mini")
     if not ledger.get_run(invalid).invalidated:
         ledger.invalidate_run(
             invalid, "prompt cache leaked expected answers into the context", "demo"
         )
-    corrected = _succeeded(files, "gaia", "eliza", "claude-sonnet-4.5")
+    corrected = succeeded_run(files, "gaia", "eliza", "claude-sonnet-4.5")
     run = ledger.get_run(corrected)
     if run.corrections == 0:
         ledger.correct_score(
@@ -189,7 +191,8 @@ def build_demo(ledger: Ledger, workdir: Path | None = None) -> DemoSummary:
     return DemoSummary(reports, str(invalid), str(corrected))
 
 
-def _succeeded(files: dict[str, list[RunRecord]], bench: str, agent: str, model: str) -> UUID:
+def succeeded_run(files: dict[str, list[RunRecord]], bench: str, agent: str, model: str) -> UUID:
+    """The id of the demo's succeeded run of this benchmark, agent and model."""
     for record in files[f"{bench}__{agent}.jsonl"]:
         header = record.header
         if header.model == model and header.status is RunStatus.SUCCEEDED:

@@ -28,6 +28,8 @@ RUN_COLUMNS = [
 
 def _listing(run: dict[str, Any]) -> dict[str, Any]:
     status = run["status"] + (" (invalidated)" if run["invalidated"] else "")
+    if run.get("superseded_by"):
+        status += " (superseded)"
     if run["corrections"]:
         status += " (corrected)"
     return {**run, "run": short(run["run_id"]), "status": status}
@@ -38,7 +40,9 @@ def _listing(run: dict[str, Any]) -> dict[str, Any]:
 @click.option("--agent", help="Only this agent")
 @click.option("--provider", help="Only this provider")
 @click.option("--model", help="Only this model")
-@click.option("--status", help="Only this status (succeeded, failed, ..., or invalidated)")
+@click.option(
+    "--status", help="Only this status (succeeded, failed, ..., invalidated or superseded)"
+)
 @as_of_option
 @output_options
 @pass_ledger
@@ -77,7 +81,8 @@ def runs(ctx: LedgerContext, /, fmt: str | None, as_of: str | None, **filters: s
 def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str | None) -> None:
     """Show one run with a summary of its cells.
 
-    RUN is a run id, a unique prefix of one (4+ characters) or a run key.
+    RUN is a run id, a unique prefix of one (4+ characters) or a run key (its
+    current version, when `import --amend` superseded older ones).
 
     \b
     Example:
@@ -126,6 +131,9 @@ def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str |
         "recovery_policy",
         "invalidated",
         "invalidated_reason",
+        "superseded_by",
+        "superseded_reason",
+        "superseded_at",
         "original_score",
         "correction_reason",
         "signature",
@@ -181,6 +189,9 @@ def _summary(event: dict[str, Any]) -> str:
     if kind == "RunFactsAdded":
         added = ", ".join(sorted(d["facts"]))
         return f"added {added}" + (f" from {d['source_path']}" if d.get("source_path") else "")
+    if kind == "RunSuperseded":
+        by = short(d["by_run_id"])
+        return f"superseded by {by}: {d['reason']} (by {d['actor']})"
     if kind in ("RunInvalidated", "RunReinstated"):
         return f"{d['reason']} (by {d['actor']})"
     if kind == "ScoreCorrected":
@@ -213,12 +224,15 @@ def _summary(event: dict[str, Any]) -> str:
 def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
     """Every event of one run, in order: how it got to what `show` prints.
 
+    A run amended by `import --amend` has several versions: its history is
+    theirs, after the chain of versions (which superseded which, when, why).
     Given a signature (or 8+ of its first hex digits) instead: every attempt,
     claim, skip and refusal of that piece of work.
 
     \b
     Example:
         benchledger history 3fa9c2d1
+        benchledger history RUN_KEY
         benchledger history 51c42ab183297eef
     """
     queries = ctx.queries()
@@ -227,7 +241,25 @@ def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
         _emit_events(queries.signature_history(signature), fmt)
         return
     row = queries.find_run(run)
-    _emit_events(queries.history(row["run_id"]), fmt)
+    versions = queries.versions(row["run_id"]) or [row]
+    if len(versions) > 1 and fmt in (None, "table"):
+        emit([_version(i, v) for i, v in enumerate(versions, 1)], fmt, columns=VERSION_COLUMNS)
+        click.echo("")
+    _emit_events(queries.history(*(v["run_id"] for v in versions)), fmt)
+
+
+VERSION_COLUMNS = ["version", "run", "status", "score", "superseded_by", "superseded_at", "why"]
+
+
+def _version(number: int, run: dict[str, Any]) -> dict[str, Any]:
+    """One line of a run's chain of versions."""
+    return {
+        **run,
+        "version": number,
+        "run": short(run["run_id"]),
+        "superseded_by": short(run["superseded_by"]),
+        "why": run.get("superseded_reason"),
+    }
 
 
 @click.command()

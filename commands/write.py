@@ -251,7 +251,9 @@ def demo(ctx: LedgerContext) -> None:
 
     Five benchmarks x three agents x three models, retried attempts, failures
     and timeouts, an invalidated run, a corrected score and high-score
-    references. Running it again appends nothing.
+    references. Running it again appends nothing. Its runs are recorded in a
+    run group of kind `demo`: `latest` shows them, but they are demo data, never
+    publishable (the publishability gate fails them as `demo_data`).
 
     \b
     Example:

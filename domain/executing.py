@@ -231,8 +231,16 @@ class Executing(LedgerBase):
         self._save([run_rules.renew_lease(self.get_run(run_id), expires)])
         return expires
 
-    def finish_run(self, run_id: UUID, cells: Sequence[Cell], **outcome: Any) -> None:
-        """Record the run's cells in batches and its outcome, in one atomic append."""
+    def finish_run(
+        self,
+        run_id: UUID,
+        cells: Sequence[Cell],
+        *,
+        added_facts: dict[str, Any] | None = None,
+        **outcome: Any,
+    ) -> None:
+        """Record the run's cells in batches, the facts its result adds (its config flags,
+        `facts.result_additions`) and its outcome, in one atomic append."""
         run = self.get_run(run_id)
         fresh = run_rules.new_cells(run, cells)
         events: list[Event] = []
@@ -244,6 +252,13 @@ class Executing(LedgerBase):
                     originator_id=run_id,
                     originator_version=version,
                     cells=tuple(fresh[i : i + CELL_BATCH]),
+                )
+            )
+        if added_facts:
+            version += 1
+            events.append(
+                run_model.RunFactsAdded(
+                    originator_id=run_id, originator_version=version, facts=added_facts
                 )
             )
         events.append(run_rules.finish(run, version=version + 1, **outcome))

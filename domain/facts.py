@@ -187,6 +187,20 @@ def added_to(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def result_additions(config: dict[str, Any], record: RunRecord) -> dict[str, Any]:
+    """What an executed run's own result file states beyond the config it was started
+    with, as `RunFactsAdded` facts: the config keys (a `mock` flag, say) and the source's
+    own flags (provenance) it adds. The run's config keeps its values, since the run's
+    signature is the request's; a config key the file states differently is not lost
+    either: the file's whole config is kept under provenance `result_config`."""
+    header = record.header
+    stated = _stated(plain({"config": mask_config(header.config), "provenance": header.provenance}))
+    added, conflicts = compare({"config": plain(mask_config(config))}, stated)
+    if any(c.path.startswith("config.") for c in conflicts):
+        added.setdefault("provenance", {})["result_config"] = stated["config"]
+    return added
+
+
 def compare(
     recorded_facts: dict[str, Any], new: dict[str, Any], prefix: str = ""
 ) -> tuple[dict[str, Any], list[Conflict]]:

@@ -64,6 +64,55 @@ def agent_marker(agent: str) -> str | None:
     return "non_real_agent_label" if agent.lower() in NON_REAL_AGENTS else None
 
 
+# The kind of run group `benchledger demo` records its runs in: generated, never measured.
+DEMO_GROUP_KIND = "demo"
+
+
+def group_marker(kind: str | None) -> str | None:
+    """Why the run group a row's run was recorded in says it is no real result: the demo
+    ledger's (`demo_data`). Its rows may be browsed, never published."""
+    return "demo_data" if kind == DEMO_GROUP_KIND else None
+
+
+# What a source writes where it does not know (or hides) a run's benchmark or model: an
+# anonymised fixture's `"..."`, a `none` or `unknown` default. Compared case-insensitively.
+PLACEHOLDER_NAMES = frozenset({"...", "none", "unknown", "none/none", "null", "n/a"})
+# Model providers that answer without a model: inspect_ai's `mockllm/model`, say.
+MOCK_PROVIDERS = frozenset({"mockllm", "mock"})
+MOCK_MODELS = frozenset({"mockllm", "mockllm/model", "mock", "mock-model", "mock_model"})
+
+
+def _placeholder(name: str | None) -> bool:
+    text = (name or "").strip().lower()
+    return not text or text in PLACEHOLDER_NAMES
+
+
+def identity_marker(benchmark: str, provider: str | None, model: str | None) -> str | None:
+    """Why a run's benchmark or model names no real benchmark or model, or None.
+
+    Such a run is still recorded (a ledger never loses a fact), but a score of benchmark
+    `...` by model `...` is no result anyone can publish: it is quarantined, the reason
+    naming the field (`placeholder_identity:benchmark`, `placeholder_identity:model`),
+    or `mock_model` for a model that is a stand-in."""
+    if _placeholder(benchmark):
+        return "placeholder_identity:benchmark"
+    full = f"{(provider or '').strip()}/{(model or '').strip()}".strip("/").lower()
+    if _placeholder(model) or _placeholder(full):
+        return "placeholder_identity:model"
+    if (provider or "").strip().lower() in MOCK_PROVIDERS or full in MOCK_MODELS:
+        return "mock_model"
+    if (model or "").strip().lower() in MOCK_MODELS:
+        return "mock_model"
+    return None
+
+
+def label_marker(agent: str, benchmark: str, provider: str | None, model: str | None) -> str | None:
+    """The first reason a run's labels say it is no real result: its agent's label, then
+    its benchmark's and model's names, then a placeholder agent."""
+    marker = agent_marker(agent) or identity_marker(benchmark, provider, model)
+    return marker or ("placeholder_identity:agent" if _placeholder(agent) else None)
+
+
 def is_synthetic(agent: str) -> bool:
     """Calibration harnesses: their rows are baselines, never published results."""
     return agent in SYNTHETIC_AGENTS

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from benchledger.domain.benchmark import RequiredAgentsDeclared
-from benchledger.domain.publication import agent_marker, is_synthetic
+from benchledger.domain.publication import is_synthetic, label_marker
 from benchledger.domain.run import (
     RunFactsAdded,
     RunFinished,
@@ -81,8 +81,11 @@ CANDIDATE = {
     **{k: v for k, v in ROW.items() if k != "updated_at"},
     "recorded_at": str,
     "invalidated": int,
+    # Superseded by a new version of the run (`import --amend`): that version competes.
+    "superseded": int,
     "synthetic": int,
-    # Why the agent's label says it is no agent under test (`non_real_agent_label`).
+    # Why the run's labels say it is no real result: its agent's (`non_real_agent_label`),
+    # a placeholder benchmark or model (`placeholder_identity:model`), a mock model.
     "label_marker": str,
     # `run`, or `skip` for a source's record of work it did not run (never a run).
     "kind": str,
@@ -111,9 +114,9 @@ PENDING = (
 IMPORTED = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
     "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
-    "run_dir, invalidated, synthetic, label_marker, position, kind, run_key, stale, "
-    "score, unit, higher_is_better, ended_at, metrics, tokens, artifacts, error) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 'run', ?, 0, "
+    "run_dir, invalidated, superseded, synthetic, label_marker, position, kind, run_key, "
+    "stale, score, unit, higher_is_better, ended_at, metrics, tokens, artifacts, error) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 'run', ?, 0, "
     "?, ?, ?, ?, ?, ?, ?, ?)"
 )
 PENDING_KEY = "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) VALUES (?, ?)"
@@ -124,15 +127,15 @@ PENDING_BENCHMARK = (
 START = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
     "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
-    "run_dir, invalidated, synthetic, label_marker, position, kind, run_key, stale) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, ?, ?, ?, 'run', ?, 0)"
+    "run_dir, invalidated, superseded, synthetic, label_marker, position, kind, run_key, "
+    "stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 'run', ?, 0)"
 )
 SKIP = (
     "INSERT OR IGNORE INTO [{candidates}] (run_id, benchmark, agent, provider, model, "
     "run_group_id, signature, comparison_signature, status, started_at, ended_at, "
-    "recorded_at, config, metrics, artifacts, error, invalidated, synthetic, label_marker, "
-    "position, kind, run_key, stale, compat_reason, supported) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, 0, ?, ?, ?, 'skip', ?, 0, ?, ?)"
+    "recorded_at, config, metrics, artifacts, error, invalidated, superseded, synthetic, "
+    "label_marker, position, kind, run_key, stale, compat_reason, supported) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, 0, 0, ?, ?, ?, 'skip', ?, 0, ?, ?)"
 )
 FINISH = (
     "UPDATE [{candidates}] SET status = ?, score = ?, unit = ?, higher_is_better = ?, "
@@ -246,7 +249,7 @@ def _skip_row(envelope: Envelope, event: BenchmarkSkipped, status: str) -> tuple
         to_json(metrics or {}),
         event.detail,
         int(is_synthetic(event.agent)),
-        agent_marker(event.agent),
+        label_marker(event.agent, event.benchmark, event.provider, event.model),
         envelope.position,
         source_id if isinstance(source_id, str) else None,
         reason,
@@ -320,7 +323,7 @@ class LatestProjection(Projection):
                 event.source_path,
                 event.run_dir,
                 int(is_synthetic(event.agent)),
-                agent_marker(event.agent),
+                label_marker(event.agent, event.benchmark, event.provider, event.model),
                 pos,
                 event.run_key,
             )
@@ -355,7 +358,9 @@ class LatestProjection(Projection):
             return
         if isinstance(event, RunFinished):
             yield FINISH, (event.status.value, *_ended(envelope, event), pos, run_id)
-        elif isinstance(event, RunInvalidated | RunReinstated | RunSuperseded):
+        elif isinstance(event, RunSuperseded):
+            yield _set("superseded"), (1, pos, run_id)
+        elif isinstance(event, RunInvalidated | RunReinstated):
             valid = isinstance(event, RunReinstated)
             yield _set("invalidated"), (int(not valid), pos, run_id)
         elif isinstance(event, ScoreCorrected):

@@ -94,8 +94,9 @@ SPACE = "' ' || char(9, 10, 11, 12, 13)"
 def reason(alias: str = "") -> str:
     """Why a candidate may not be published, or NULL: the orchestrator's reasons
     (`_publication_quarantine_reason`), in its order, after benchledger's own
-    (`running`: never shown; `invalidated_run`; `non_real_agent_label`; a config
-    flag of a run that was not real, `truthy_non_real_flag`)."""
+    (`running`: never shown; `superseded_run`; `invalidated_run`; a label that names
+    no real agent, benchmark or model, `non_real_agent_label`, `placeholder_identity:…`,
+    `mock_model`; a config flag of a run that was not real, `truthy_non_real_flag`)."""
     a = alias
     source, source_type = _metric(a, "dataset_source")
     sample = (
@@ -111,6 +112,7 @@ def reason(alias: str = "") -> str:
     return (
         f"CASE WHEN {a}status = 'running' THEN 'running' "
         f"WHEN {a}status = 'incompatible' THEN 'incompatible_harness' "
+        f"WHEN {a}superseded = 1 THEN 'superseded_run' "
         f"WHEN {a}invalidated = 1 THEN 'invalidated_run' "
         f"WHEN {a}status != 'succeeded' THEN 'unsucceeded_run' "
         f"WHEN {a}score IS NULL THEN 'missing_score' "
@@ -137,11 +139,22 @@ def acceptable(alias: str = "") -> str:
 
 def baseline(alias: str = "") -> str:
     """A calibration candidate the orchestrator publishes as a baseline: any that is not
-    running or stale (a failed or incompatible one too), unless invalidated."""
+    running or stale (a failed or incompatible one too), unless invalidated or superseded."""
     return (
         f"{alias}synthetic = 1 AND {alias}stale = 0 AND {alias}status != 'running' "
-        f"AND {alias}invalidated = 0"
+        f"AND {alias}invalidated = 0 AND {alias}superseded = 0"
     )
+
+
+# A superseded version (`import --amend`) is not quarantined: its current version is the
+# one that competes for the key, and a quarantine row that only repeats an older version
+# of it says nothing about what may be published (on an amended ledger most quarantine
+# rows would be such). The version stays a candidate, its reason `superseded_run`, and
+# `runs`, `show` and `history` tell its story.
+QUARANTINED = (
+    f"synthetic = 0 AND stale = 0 AND superseded = 0 "
+    f"AND coalesce(({REASON}), 'running') != 'running'"
+)
 
 
 PENDING = "SELECT benchmark FROM [{latest_pending}]"
@@ -288,8 +301,7 @@ SETTLE = [
     + _newest(acceptable()),
     f"DELETE FROM [{{quarantine}}] WHERE {PENDING_KEYS}",
     f"INSERT INTO [{{quarantine}}] ({ROW_COLUMNS}, quarantine_reason) "
-    f"{FROM_CANDIDATE}, ({REASON}) FROM "
-    + _newest(f"synthetic = 0 AND stale = 0 AND coalesce(({REASON}), 'running') != 'running'"),
+    f"{FROM_CANDIDATE}, ({REASON}) FROM " + _newest(QUARANTINED),
     f"DELETE FROM [{{baselines}}] WHERE {PENDING_KEYS}",
     f"INSERT INTO [{{baselines}}] ({ROW_COLUMNS}) {FROM_CANDIDATE} FROM " + _newest(baseline()),
     f"DELETE FROM [{{latest}}] WHERE {PENDING_KEYS}",

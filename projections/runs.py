@@ -74,7 +74,11 @@ COLUMNS: dict[str, type] = {
     "host": str,
     "run_dir": str,
     "account": str,
+    # `import --amend` recorded a new version of the run: its id, why and when. A
+    # superseded run is not invalidated: it was right about what its source said then.
     "superseded_by": str,
+    "superseded_reason": str,
+    "superseded_at": str,
     "provenance": str,
     "lease_expires_at": str,
     "last_heard_at": str,
@@ -129,7 +133,7 @@ RECOVER = (
     "error = coalesce(?, error), updated_at = ?, last_position = ? WHERE run_id = ?"
 )
 SUPERSEDE = (
-    "UPDATE [{runs}] SET invalidated = 1, invalidated_reason = ?, superseded_by = ?, "
+    "UPDATE [{runs}] SET superseded_by = ?, superseded_reason = ?, superseded_at = ?, "
     "updated_at = ?, last_position = ? WHERE run_id = ?"
 )
 CORRECT = (
@@ -278,8 +282,7 @@ class RunsProjection(Projection):
         elif isinstance(event, StaleRunRecovered):
             yield RECOVER, (at, event.policy, event.detail, at, pos, run_id)
         elif isinstance(event, RunSuperseded):
-            reason = f"superseded by {event.by_run_id}: {event.reason}"
-            yield SUPERSEDE, (reason, str(event.by_run_id), at, pos, run_id)
+            yield SUPERSEDE, (str(event.by_run_id), event.reason, at, at, pos, run_id)
         elif isinstance(event, RunInvalidated):
             yield INVALIDATE, (1, event.reason, at, pos, run_id)
         elif isinstance(event, RunReinstated):

@@ -18,7 +18,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
     "latest": (
-        9,
+        10,
         (
             "candidates",
             "latest",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +146,25 @@ def legacy_attempt(
     finished = RunFinished(originator_id=run_id, originator_version=2, status=status, score=0.5)
     ledger._save([claim, started, finished])
     return run_id
+
+
+def import_demo_runs(invoke: Callable[..., Any], directory: Path) -> None:
+    """The demo's runs, corrections and high scores recorded as a user's own results: the
+    same numbers as `benchledger demo`, without its mark of demo data that no gate or
+    review lets through."""
+    from benchledger.adapters import demo
+    from benchledger.adapters.formats import native
+
+    files = demo.generate()
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, records in files.items():
+        (directory / name).write_text(native.dump_jsonl(records))
+    invoke("import", str(directory))
+    for bench, label, value, unit in demo.HIGH_SCORES:
+        invoke("high-score", "set", bench, "--label", label, "--value", str(value), "--unit", unit)
+    invalid = demo.succeeded_run(files, "bfcl", "hermes", "gpt-4.1-mini")
+    invoke("invalidate", str(invalid), "--reason", "prompt cache leaked expected answers")
+    corrected = demo.succeeded_run(files, "gaia", "eliza", "claude-sonnet-4.5")
+    run = json.loads(invoke("show", str(corrected), "--json").stdout)["run"]
+    score = round(run["score"] - 0.05, 4)
+    invoke("correct-score", str(corrected), "--score", str(score), "--reason", "wrong units")

@@ -36,6 +36,7 @@ from benchledger.adapters.execution.registry import (
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
 from benchledger.adapters.formats.common import read_bytes
 from benchledger.domain.errors import InputFormatError, LedgerError
+from benchledger.domain.facts import result_additions
 from benchledger.domain.ledger import GroupHandle, Ledger, Skip
 from benchledger.domain.records import Cell, RunRecord, RunStatus
 from benchledger.domain.secrets import config_secrets
@@ -221,7 +222,10 @@ class Runner:
                 for a in artifacts(run_dir, self.results_root)
             ]
             cells: Sequence[Cell] = record.cells if record else ()
-            self.ledger.finish_run(started.run_id, cells, **scrub(finished))
+            added = result_additions(config, record) if record else {}
+            self.ledger.finish_run(
+                started.run_id, cells, added_facts=scrub(added), **scrub(finished)
+            )
         except LedgerError:
             raise
         except Exception as e:  # our own failure after the claim: record it, never hide it

@@ -133,12 +133,18 @@ class LatestExport:
             warnings = publication_warnings(
                 row["benchmark"], row.get("status"), payload["token_metrics"], metrics
             )
+            demo = self.view.group_marker(row)
+            if demo is not None:  # stamped, so that no reader takes it for a result
+                payload["demo_data"] = True
+                warnings = [demo, *warnings]
             if warnings:
                 payload["publication_warnings"] = warnings
         return dict(self.paths.clean(payload))
 
     def index_entry(self, path: str, row: dict[str, Any]) -> dict[str, Any]:
+        demo = {"demo_data": True} if self.view.group_marker(row) is not None else {}
         return {
+            **demo,
             "path": path,
             "run_id": row["run_id"],
             "run_group_id": row.get("run_group_id"),
@@ -150,8 +156,11 @@ class LatestExport:
         }
 
     def index(self, latest: dict[str, Any]) -> dict[str, Any]:
+        """latest/index.json; it names the rows that are demo data (`demo_data`), if any."""
         view = self.view
+        demo = sorted(key for key, entry in latest.items() if entry.get("demo_data"))
         return {
+            **({"demo_data": demo} if demo else {}),
             "updated_at": view.generated_at,
             "latest": latest,
             "latest_by_signature": self.by_signature("signature"),

@@ -49,8 +49,9 @@ def _marker_path(payload: Any, path: str = "") -> str:
 
 
 def publishability(pub: Publication) -> list[Finding]:
-    """Every latest row must be a succeeded, scored, real result; every key must have one
-    (except an agent the benchmark is not compatible with)."""
+    """Every latest row must be a succeeded, scored, real result (not demo data: `latest`
+    shows the demo's rows for browsing, this gate never passes them); every key must have
+    one (except an agent the benchmark is not compatible with)."""
     out: list[Finding] = []
     keys = sorted(set(pub.latest) | set(pub.quarantine))
     for key in keys:
@@ -82,6 +83,10 @@ def publishability(pub: Publication) -> list[Finding]:
                     run_id=row["run_id"],
                 )
             )
+        demo = pub.group_marker(row)
+        if demo is not None:
+            group = f"run group {row.get('run_group_id')}"
+            out.append(finding(scope, demo, group, run_id=row["run_id"]))
         payload = {k: row.get(k) for k in ("config", "metrics", "error")}
         reason = non_real_marker(payload)
         if reason is not None:

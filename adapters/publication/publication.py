@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.matrix import NOT_HARNESSES, AgentRules, matrix_contract
-from benchledger.domain.publication import high_score_delta
+from benchledger.domain.publication import group_marker, high_score_delta
 
 Key = tuple[str, str]
 # `cohort`: the newest complete cohort of each benchmark's required agents where their
@@ -38,6 +38,12 @@ class Publication:
     # The benchmarks whose required agents are known (declared or derived).
     rules: dict[str, AgentRules] = field(default_factory=dict)
     selection: Selection = "cohort"
+    # Each run group's kind (`run`, `import`, `demo`, `source`), by run group id.
+    group_kinds: dict[str, str] = field(default_factory=dict)
+
+    def group_marker(self, row: dict[str, Any]) -> str | None:
+        """`demo_data` for a row of a run recorded in the demo's run group, else None."""
+        return group_marker(self.group_kinds.get(str(row.get("run_group_id"))))
 
     @property
     def benchmark_ids(self) -> list[str]:
@@ -139,4 +145,5 @@ def load(
         registered=frozenset(b["benchmark"] for b in benchmarks if keep(b["benchmark"])),
         rules={b: r for b, r in rules(queries).items() if keep(b)},
         selection=selection,
+        group_kinds=dict(queries.conn.execute("SELECT run_group_id, kind FROM run_groups")),
     )

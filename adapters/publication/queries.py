@@ -51,6 +51,8 @@ class Queries:
                 params.append(value)
         if status == "invalidated":
             where.append("invalidated = 1")
+        elif status == "superseded":
+            where.append("superseded_by IS NOT NULL")
         elif status is not None:
             where.append("status = ?")
             params.append(status)
@@ -72,7 +74,9 @@ class Queries:
         return _rows(self.conn.execute(sql))
 
     def find_run(self, ref: str) -> dict[str, Any]:
-        """A run by full id, unique id prefix (4+ characters) or run key."""
+        """A run by full id, unique id prefix (4+ characters) or run key; a run key
+        names its current version (`import --amend` supersedes a version by another
+        of the same key), unless every version of it is superseded."""
         rows = _rows(self.conn.execute("SELECT * FROM runs WHERE run_id = ?", (ref,)))
         if not rows and len(ref) >= 4:
             rows = _rows(
@@ -83,6 +87,8 @@ class Queries:
             )
         if not rows:
             rows = _rows(self.conn.execute("SELECT * FROM runs WHERE run_key = ?", (ref,)))
+            current = [r for r in rows if r["superseded_by"] is None]
+            rows = current or rows
         if not rows:
             raise NotFoundError(f"no run matches '{ref}'")
         if len(rows) > 1:
@@ -124,13 +130,36 @@ class Queries:
             row["metrics"] = json.loads(row["metrics"]) if row["metrics"] else {}
         return rows
 
-    def history(self, run_id: str) -> list[dict[str, Any]]:
-        """A run's events, with the claim of its attempt, in ledger order."""
+    def history(self, run_id: str, *more: str) -> list[dict[str, Any]]:
+        """The events of one run (or of several: its versions), with the claims of
+        their attempts, in ledger order."""
+        ids = json.dumps([run_id, *more])
         return self._events(
-            "SELECT * FROM events WHERE stream = ? OR (type = 'AttemptClaimed' "
-            "AND json_extract(data, '$.run_id') = ?) ORDER BY position",
-            (run_id, run_id),
+            "SELECT * FROM events WHERE stream IN (SELECT value FROM json_each(?)) "
+            "OR (type = 'AttemptClaimed' AND json_extract(data, '$.run_id') IN "
+            "(SELECT value FROM json_each(?))) ORDER BY position",
+            (ids, ids),
         )
+
+    def versions(self, run_id: str) -> list[dict[str, Any]]:
+        """Every version of a run, oldest first: the runs of its run key that form a
+        chain of supersessions (`superseded_by`) through it."""
+        rows = _rows(
+            self.conn.execute(
+                "SELECT v.* FROM runs AS r JOIN runs AS v ON v.run_key = r.run_key "
+                "WHERE r.run_id = ? "
+                "ORDER BY v.last_position, v.run_id",
+                (run_id,),
+            )
+        )
+        by_id = {r["run_id"]: r for r in rows}
+        chain = [by_id[run_id]] if run_id in by_id else []
+        earlier = {r["superseded_by"]: r for r in rows if r["superseded_by"] is not None}
+        while chain and chain[0]["run_id"] in earlier and len(chain) <= len(rows):
+            chain.insert(0, earlier[chain[0]["run_id"]])
+        while chain and chain[-1]["superseded_by"] in by_id and len(chain) <= len(rows):
+            chain.append(by_id[chain[-1]["superseded_by"]])
+        return chain
 
     def signature_history(self, signature: str) -> list[dict[str, Any]]:
         """Every claim, attempt, skip and refusal of one piece of work, in ledger order."""

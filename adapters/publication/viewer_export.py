@@ -30,11 +30,13 @@ from benchledger.adapters.publication.queries import Queries, decode_run
 from benchledger.domain.publication import CALIBRATION_EXPECTED
 
 NEWEST = "coalesce(started_at, recorded_at) DESC, run_id DESC"
-OK = "(status = 'succeeded' AND invalidated = 0 AND score IS NOT NULL)"
+# A superseded version is not counted: its current version is.
+CURRENT = "invalidated = 0 AND superseded_by IS NULL"
+OK = f"(status = 'succeeded' AND {CURRENT} AND score IS NOT NULL)"
 HIGHER = "coalesce(higher_is_better, 1)"
 SUMMARY = f"""
 SELECT {{key}} AS key, count(*) AS runs,
-  coalesce(sum(status = 'succeeded' AND invalidated = 0), 0) AS succeeded_runs,
+  coalesce(sum(status = 'succeeded' AND {CURRENT}), 0) AS succeeded_runs,
   max(CASE WHEN {OK} AND {HIGHER} = 1 THEN score END) AS best_higher,
   min(CASE WHEN {OK} AND {HIGHER} = 0 THEN score END) AS best_lower,
   coalesce(sum({OK} AND {HIGHER} = 1), 0) AS higher_runs

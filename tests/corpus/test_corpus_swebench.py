@@ -384,8 +384,10 @@ class TestThroughTheCli:
         assert report["state"] == "amended"
         runs = {r["score"]: r for r in json.loads(invoke("runs", "--json").stdout)}
         old, new = runs[0.826], runs[0.884]
-        assert old["superseded_by"] == new["run_id"] and old["invalidated"]
+        assert old["superseded_by"] == new["run_id"] and not old["invalidated"]
         assert old["run_key"] == new["run_key"] == f"verified/{AMENDED}"
+        shown = json.loads(invoke("show", f"verified/{AMENDED}", "--json").stdout)["run"]
+        assert shown["run_id"] == new["run_id"]
 
     def test_a_newer_leaderboard_amends_the_rows_that_changed(self, invoke: Invoke) -> None:
         invoke("import", str(BOARDS / NOV))

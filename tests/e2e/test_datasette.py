@@ -8,9 +8,10 @@ in-process client (no server, no network).
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import shutil
 import sqlite3
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -210,78 +211,34 @@ class TestCannedQueries:
         assert rows[0]["type"] == "RunImported"
         assert rows[-1]["type"] in {"ScoreCorrected", "RunInvalidated"}
 
-    def test_latest_succeeded_gives_one_newest_valid_scored_run_per_benchmark_and_agent(
+    def test_every_canned_query_about_latest_reads_the_latest_table(self) -> None:
+        """One definition of "latest": no canned query recomputes it from `runs`."""
+        queries = metadata_for(Path("ledger.db"))["databases"]["ledger"]["queries"]
+        about_latest = {
+            name: query["sql"].lower()
+            for name, query in queries.items()
+            if "latest" in f"{name} {query.get('title', '')} {query['sql']}".lower()
+        }
+        assert about_latest
+        for name, sql in about_latest.items():
+            read = set(re.findall(r"\b(?:from|join)\s+\[?(\w+)", sql))
+            assert "latest" in read, name
+            assert "runs" not in read and "row_number" not in sql, name
+
+    def test_the_latest_table_is_what_benchledger_latest_prints(
         self, ds: Datasette, ledger: Path
     ) -> None:
-        rows = get_json(ds, "/ledger/latest_succeeded.json?_shape=array&_size=max")
-
-        pairs = Counter((row["benchmark"], row["agent"]) for row in rows)
-        assert rows
-        assert set(pairs.values()) == {1}
-        with connect(ledger) as conn:
-            qualifying = {
-                (r["benchmark"], r["agent"])
-                for r in conn.execute(
-                    "SELECT DISTINCT benchmark, agent FROM runs WHERE status = 'succeeded' "
-                    "AND NOT invalidated AND score IS NOT NULL"
-                )
-            }
-            assert set(pairs) == qualifying
-            for row in rows:
-                run = conn.execute(
-                    "SELECT * FROM runs WHERE run_id = ?", (row["run_id"],)
-                ).fetchone()
-                assert run["status"] == "succeeded"
-                assert not run["invalidated"]
-                assert run["score"] is not None
-                newer = conn.execute(
-                    "SELECT count(*) FROM runs WHERE benchmark = ? AND agent = ? "
-                    "AND status = 'succeeded' AND NOT invalidated AND score IS NOT NULL "
-                    "AND started_at > ?",
-                    (run["benchmark"], run["agent"], run["started_at"]),
-                ).fetchone()[0]
-                assert newer == 0, f"{row['run_key']} is not the newest for its pair"
-
-    def test_latest_succeeded_skips_a_run_once_it_is_invalidated(
-        self, ledger: Path, tmp_path: Path
-    ) -> None:
-        copy = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
-        ds = datasette_for(copy)
-        # A benchmark+agent pair with more than one candidate, so something replaces the newest.
-        with connect(copy) as conn:
-            pair = conn.execute(
-                "SELECT benchmark, agent FROM runs WHERE status = 'succeeded' "
-                "AND NOT invalidated AND score IS NOT NULL "
-                "GROUP BY benchmark, agent HAVING count(*) > 1 ORDER BY benchmark, agent LIMIT 1"
-            ).fetchone()
-        assert pair is not None
-
-        def latest() -> str:
-            rows = get_json(ds, "/ledger/latest_succeeded.json?_shape=array&_size=max")
-            [run_id] = [
-                row["run_id"]
-                for row in rows
-                if (row["benchmark"], row["agent"]) == (pair["benchmark"], pair["agent"])
-            ]
-            return str(run_id)
-
-        newest = latest()
-        result = CliRunner().invoke(
-            cli, ["--db", str(copy), "invalidate", newest, "--reason", "test"]
-        )
-        assert result.exit_code == 0, result.output
-        assert scalar(copy, "SELECT invalidated FROM runs WHERE run_id = ?", newest) == 1
-
-        replacement = latest()
-
-        assert replacement != newest
-        assert scalar(copy, "SELECT invalidated FROM runs WHERE run_id = ?", replacement) == 0
+        served = get_json(ds, "/ledger/latest.json?_shape=array&_size=max")
+        printed = CliRunner().invoke(cli, ["--db", str(ledger), "latest", "--json"])
+        assert printed.exit_code == 0, printed.stderr
+        pick = {(r["benchmark"], r["agent"]): r["run_id"] for r in json.loads(printed.stdout)}
+        assert pick and {(r["benchmark"], r["agent"]): r["run_id"] for r in served} == pick
 
     def test_canned_queries_carry_titles_and_descriptions(self, ds: Datasette) -> None:
         queries = {q["name"]: q for q in get_json(ds, "/ledger.json")["queries"]}
 
-        assert {"runs_over_time", "run_history", "latest_succeeded"} <= set(queries)
-        for name in ("runs_over_time", "run_history", "latest_succeeded"):
+        assert {"runs_over_time", "run_history", "matrix"} <= set(queries)
+        for name in ("runs_over_time", "run_history", "matrix"):
             assert queries[name].get("title"), name
             assert queries[name].get("description"), name
 

@@ -247,7 +247,10 @@ LATENCY = "Latency Bench/v2"  # lower is better, and its file name needs sanitis
 
 
 # Keys §4 lets a row carry or leave out: publication_warnings only when there are some.
-OPTIONAL_ROW = {"publication_warnings": list}
+# benchledger's stamp on rows of the demo ledger (`demo_data`), beyond the orchestrator's.
+OPTIONAL_ROW = {"publication_warnings": list, "demo_data": bool}
+OPTIONAL_INDEX = {"demo_data": list}
+OPTIONAL_INDEX_LATEST = {"demo_data": bool}
 
 
 def assert_shape(
@@ -385,10 +388,10 @@ class TestExportLatestShapes:
         out = tmp_path / "export"
         export_latest(ledger, out)
         index = read(out / "latest" / "index.json")
-        assert_shape(index, INDEX, "index")
+        assert_shape(index, INDEX, "index", OPTIONAL_INDEX)
         assert len(index["latest"]) == len(list((out / "latest").glob("*__*.json")))
         for key, entry in index["latest"].items():
-            assert_shape(entry, INDEX_LATEST, key)
+            assert_shape(entry, INDEX_LATEST, key, OPTIONAL_INDEX_LATEST)
         for key, entry in index["latest_by_signature"].items():
             assert_shape(entry, BY_SIGNATURE, key)
             assert key == f"{entry['signature']}::{entry['benchmark_id']}::{entry['agent']}"

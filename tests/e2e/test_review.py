@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import Invoke
-from tests.helpers import create_empty_ledger, run_json, write_json
+from tests.helpers import create_empty_ledger, import_demo_runs, run_json, write_json
 
 
 @pytest.fixture
-def demo(invoke: Invoke) -> Invoke:
-    invoke("demo")
+def demo(invoke: Invoke, tmp_path: Path) -> Invoke:
+    """The demo's runs imported as one's own results: a demo ledger never passes review."""
+    import_demo_runs(invoke, tmp_path / "demo_runs")
     return invoke
 
 

@@ -189,13 +189,59 @@ class TestAmending:
         assert report["state"] == "amended"
         runs = {r["score"]: r for r in json.loads(invoke("runs", "--json").stdout)}
         old, new = runs[0.5], runs[0.9]
-        assert old["invalidated"] and old["superseded_by"] == new["run_id"]
-        assert "superseded by" in old["invalidated_reason"]
-        assert not new["invalidated"]
+        assert old["superseded_by"] == new["run_id"] and old["superseded_reason"]
+        assert not old["invalidated"] and not new["invalidated"] and not new["superseded_by"]
         [latest] = json.loads(invoke("latest", "--json").stdout)
         assert latest["run_id"] == new["run_id"]
         history = [e["type"] for e in json.loads(invoke("history", old["run_id"], "--json").stdout)]
-        assert history[-1] == "RunSuperseded"
+        assert "RunSuperseded" in history and history[-1] != "RunSuperseded"
+
+    def test_a_superseded_version_is_superseded_never_invalidated(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path))
+        write_json(path, run_json(score=0.9, cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path), "--amend")
+        listing = invoke("runs").stdout
+        assert "succeeded (superseded)" in listing and "invalidated" not in listing
+        [old] = json.loads(invoke("runs", "--status", "superseded", "--json").stdout)
+        assert old["score"] == 0.5
+        assert json.loads(invoke("runs", "--status", "invalidated", "--json").stdout) == []
+        assert "superseded_by" in invoke("show", old["run_id"]).stdout
+
+    def test_the_current_version_competes_and_its_superseded_one_is_not_quarantined(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(score=0.9, cells=CELLS, run_key="k"))
+        invoke("import", str(path))
+        write_json(path, run_json(score=0.4, cells=CELLS, run_key="k", status="failed"))
+        invoke("import", str(path), "--amend")
+        quarantined = json.loads(invoke("latest", "--quarantine", "--json").stdout)
+        assert [r["quarantine_reason"] for r in quarantined] == ["unsucceeded_run"]
+        assert json.loads(invoke("latest", "--json").stdout) == []
+
+    def test_a_run_key_resolves_to_its_current_version_in_show_and_history(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        path = write_json(tmp_path / "run.json", run_json(cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path))
+        write_json(path, run_json(score=0.9, cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path), "--amend")
+        write_json(path, run_json(score=0.7, cells=CELLS, run_key="sub-1"))
+        invoke("import", str(path), "--amend")
+        shown = json.loads(invoke("show", "sub-1", "--json").stdout)["run"]
+        assert shown["score"] == 0.7 and shown["superseded_by"] is None
+        ids = {r["score"]: r["run_id"] for r in json.loads(invoke("runs", "--json").stdout)}
+        events = json.loads(invoke("history", "sub-1", "--json").stdout)
+        superseded = [
+            (e["stream"], e["data"]["by_run_id"]) for e in events if e["type"] == "RunSuperseded"
+        ]
+        assert superseded == [(ids[0.5], ids[0.9]), (ids[0.9], ids[0.7])]
+        text = invoke("history", "sub-1").stdout
+        chain = [line.split()[:2] for line in text.splitlines()[2:5]]
+        assert chain == [["1", ids[0.5][:8]], ["2", ids[0.9][:8]], ["3", ids[0.7][:8]]]
+        assert f"superseded by {ids[0.9][:8]}" in text
 
     def test_the_amended_file_imported_again_is_unchanged(
         self, invoke: Invoke, db: Path, tmp_path: Path
