@@ -145,7 +145,17 @@ class TestTheDemoLedger:
     def test_a_review_of_it_is_blocked_by_demo_data(self, invoke: Invoke, tmp_path: Path) -> None:
         invoke("demo")
         out = tmp_path / "review"
-        invoke("review", "--reviewer", "ana", "--note", "looks fine", "--out", str(out), expect=1)
+        invoke(
+            "review",
+            "--no-run",
+            "--reviewer",
+            "ana",
+            "--note",
+            "looks fine",
+            "--out",
+            str(out),
+            expect=1,
+        )
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["summary"]["ok"] is False
         reasons = {f["reason"] for f in manifest["blocking_findings"]}
