@@ -81,14 +81,6 @@ class Steps:
 @selection_option
 @out_option
 @generated_option
-@click.option("--timeout", type=float, help="Kill a benchmark after this many seconds")
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Benchmarks to run in parallel",
-)
 @json_option
 @pass_ledger
 def review(

@@ -31,14 +31,6 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 @selection_options
 @click.option("--benchmark", "adhoc_id", help="With -- COMMAND...: id of an ad hoc benchmark")
 @mode_options
-@click.option("--timeout", type=float, help="Kill a benchmark after this many seconds")
-@click.option(
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Benchmarks to run in parallel",
-)
 @click.option(
     "--lease-seconds",
     type=float,

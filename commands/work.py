@@ -83,6 +83,14 @@ _MODE_OPTIONS = (
         "--rerun-failed", is_flag=True, help="Re-run unless the latest executed attempt succeeded"
     ),
     click.option("--force", is_flag=True, help="Always run a new attempt"),
+    click.option("--timeout", type=float, help="Kill a benchmark after this many seconds"),
+    click.option(
+        "--jobs",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Benchmarks to run in parallel",
+    ),
 )
 
 
@@ -94,6 +102,7 @@ def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def mode_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """How the work is run: --rerun-failed or --force, --timeout, --jobs."""
     for option in reversed(_MODE_OPTIONS):
         command = option(command)
     return command
