@@ -47,6 +47,9 @@ class ComparisonRecorded(Event):
     position: int
     head_sha256: str
     actor: str
+    # How the rows were decided (tolerance, alpha, bootstrap seed and resamples): empty
+    # in comparisons recorded before `compare` stated it.
+    statistics: dict[str, Any] = Field(default_factory=dict)
 
 
 def first_event(cls: type[Event], aggregate_id: UUID, **fields: Any) -> Event:

@@ -31,7 +31,8 @@ def add(invoke: Invoke, tmp_path: Path) -> Add:
 
 
 def compared(invoke: Invoke, *args: str, expect: int = 0) -> dict[str, Any]:
-    result = invoke("compare", *args, "--json", expect=expect)
+    command = ("compare",) if args[0].startswith("--") else ()
+    result = invoke(*command, *args, "--json", expect=expect)
     data: dict[str, Any] = json.loads(result.stdout)
     return data
 
@@ -72,22 +73,26 @@ class TestWinnerRules:
         [row] = compared(invoke, "--a", A, "--b", B)["rows"]
         assert (row["winner"], row["delta"]) == ("tie", 0.0)
 
-    def test_a_missing_side_loses_and_two_missing_sides_have_no_winner(
+    def test_a_benchmark_one_side_ran_is_missing_never_a_win(
         self, invoke: Invoke, add: Add
     ) -> None:
         add("bfcl", score=0.0)
         add("gaia", score=0.3, **OPENAI)
         add("tau_bench", agent="hermes", provider="anthropic", model="claude-sonnet-4.5")
-        rows = rows_by_benchmark(
-            compared(invoke, "--a", A, "--b", B, "--benchmarks", "bfcl,gaia,tau_bench")
-        )
-        assert {b: r["winner"] for b, r in rows.items()} == {
-            "bfcl": "A",
-            "gaia": "B",
-            "tau_bench": "n/a",
+        table = invoke("compare", "--a", A, "--b", B, "--benchmarks", "bfcl,gaia,tau_bench")
+        comparison_id = table.stdout.split()[1]
+        rows = rows_by_benchmark(compared(invoke, "view-comparison", comparison_id))
+        assert {b: (r["winner"], r["status"]) for b, r in rows.items()} == {
+            "bfcl": ("n/a", "missing"),
+            "gaia": ("n/a", "missing"),
+            "tau_bench": ("n/a", "missing"),
         }
+        assert rows["bfcl"]["status_rule"] == "only A ran it"
+        assert rows["gaia"]["status_rule"] == "only B ran it"
         assert rows["bfcl"]["b_run_id"] is None and rows["bfcl"]["delta"] is None
         assert rows["gaia"]["a_score"] is None and rows["gaia"]["b_score"] == 0.3
+        assert " A " not in table.stdout.split("\n\n")[1].split("\n", 2)[2]
+        assert "bfcl: missing: only A ran it" in table.stdout
 
     def test_a_newer_failed_or_invalidated_run_does_not_displace_a_good_one(
         self, invoke: Invoke, add: Add
@@ -173,21 +178,29 @@ class TestBenchmarks:
 
 
 class TestPairedCells:
-    def test_nine_cell_wins_and_one_loss_give_the_exact_sign_test_and_interval(
+    def test_nine_cell_wins_and_one_loss_give_the_exact_mcnemar_test_and_interval(
         self, invoke: Invoke, add: Add
     ) -> None:
         add(score=0.1, cells=cells(0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0.5))
         add(score=0.9, cells=cells(1, 1, 1, 1, 1, 1, 1, 1, 1, 0), **OPENAI)
-        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
-        paired = row["paired"]
-        assert paired["cells"] == 10
+        data = compared(invoke, "--a", A, "--b", B, "--bootstrap", "mean", "--seed", "3")
+        [row] = data["rows"]
+        paired, stats = row["paired"], row["stats"]
+        assert paired["cells"] == 10 and stats["n_only_b"] == 1 and stats["n_only_a"] == 0
         assert paired["mean_difference"] == pytest.approx(0.8)
-        assert paired["sign_test_p"] == 0.021484375
-        # The bootstrap of nine +1 and one -1 has exact percentiles 0.4 and 1.0.
-        assert (paired["ci95_low"], paired["ci95_high"]) == (
-            pytest.approx(0.4),
-            pytest.approx(1.0),
+        # B - A: 9 discordant pairs for B, 1 for A: exact McNemar 22 / 1024.
+        assert (stats["discordant_a"], stats["discordant_b"]) == (9, 1)
+        assert paired["p"] == pytest.approx(0.021484375) and paired["test"] == "mcnemar_exact"
+        assert paired["p_holm"] == paired["p"]
+        assert (row["status"], row["status_rule"]) == (
+            "superior",
+            "significant: Holm-adjusted p 0.0215 < 0.05",
         )
+        # The bootstrap of nine +1 and one -1 has exact percentiles 0.4 and 1.0.
+        boot = stats["bootstrap"]
+        assert boot["ci95"] == [pytest.approx(0.4), pytest.approx(1.0)]
+        assert (boot["seed"], boot["resamples"]) == (3, 10_000)
+        assert data["statistics"]["seed"] == 3 and data["statistics"]["bootstrap"] == "mean"
 
     def test_lower_is_better_cells_count_a_smaller_value_as_a_win(
         self, invoke: Invoke, add: Add
@@ -196,13 +209,15 @@ class TestPairedCells:
         add(score=5.0, cells=cells(5, 5, 5, 5, 5, 5, 5, 5, 5, 5), **lower)
         add(score=3.0, cells=cells(3, 3, 3, 3, 3, 3, 3, 3, 3, 3), **lower, **OPENAI)
         [row] = compared(invoke, "--a", A, "--b", B)["rows"]
-        assert row["winner"] == "B"
+        assert row["winner"] == "B" and row["status"] == "superior"
         assert row["paired"] == {
             "cells": 10,
             "mean_difference": -2.0,
             "ci95_low": -2.0,
             "ci95_high": -2.0,
-            "sign_test_p": 2 / 1024,
+            "p": 0.0,
+            "p_holm": 0.0,
+            "test": "paired_t",
         }
 
     def test_runs_without_common_cells_have_no_paired_difference(
@@ -212,6 +227,7 @@ class TestPairedCells:
         add(score=0.5, **OPENAI)
         [row] = compared(invoke, "--a", A, "--b", B)["rows"]
         assert row["paired"] is None
+        assert (row["status"], row["status_rule"]) == ("missing", "no paired cells")
 
     def test_cells_without_scores_count_passed_as_one_and_failed_as_zero(
         self, invoke: Invoke, add: Add
@@ -237,7 +253,20 @@ class TestRecording:
         assert recorded["comparison_id"] == data["comparison_id"]
         assert (recorded["position"], recorded["actor"]) == (head, "ana")
         assert recorded["benchmarks"] == ["bfcl"] and recorded["rows"] == data["rows"]
-        assert set(data) == {"comparison_id", "a", "b", "rows"}
+        assert set(data) == {"comparison_id", "a", "b", "rows", "statistics"}
+        assert (
+            recorded["statistics"]
+            == data["statistics"]
+            == {
+                "tolerance": 0.05,
+                "alpha": 0.05,
+                "bootstrap": "none",
+                "seed": 0,
+                "resamples": 10_000,
+                "correction": "holm",
+                "orientation": "B - A",
+            }
+        )
 
     def test_view_comparison_prints_the_same_bytes_as_compare(
         self, invoke: Invoke, add: Add
@@ -274,9 +303,10 @@ class TestDemo:
         lines = invoke("compare", "--a", A, "--b", B).stdout.splitlines()
         assert lines[1:3] == [f"A: {A}", f"B: {B}"]
         assert lines[4].split() == [
-            "benchmark", "A", "B", "delta", "winner", "unit", "cells", "ci95", "p", "a_run", "b_run"
+            "benchmark", "A", "B", "delta", "winner", "unit", "cells", "ci95", "p", "p_holm",
+            "status", "a_run", "b_run",
         ]  # fmt: skip
-        body = [line.split() for line in lines[6:]]
+        body = [line.split() for line in lines[6:11]]
         assert len(body) == 5
         for fields in body:
             a_score, b_score, delta, won = float(fields[1]), float(fields[2]), fields[3], fields[4]
