@@ -37,7 +37,8 @@ COMPARISON = (
 COMPARISON_ROW = (
     "INSERT INTO [{comparison_rows}] (comparison_id, benchmark_id, a_score, b_score, delta, "
     "higher_is_better, winner, a_run_id, b_run_id, unit, paired_cells, mean_difference, "
-    "ci_low, ci_high, sign_test_p) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "ci_low, ci_high, sign_test_p, p_value, p_holm, status, status_rule) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -125,6 +126,11 @@ class VerdictsProjection(Projection):
                 "ci_low": float,
                 "ci_high": float,
                 "sign_test_p": float,
+                # Comparisons recorded with paired statistics (see docs/statistics.md).
+                "p_value": float,
+                "p_holm": float,
+                "status": str,
+                "status_rule": str,
             },
             indexes=(("comparison_id",),),
         ),
@@ -220,6 +226,10 @@ class VerdictsProjection(Projection):
                         (r.get("paired") or {}).get("ci95_low"),
                         (r.get("paired") or {}).get("ci95_high"),
                         (r.get("paired") or {}).get("sign_test_p"),
+                        (r.get("paired") or {}).get("p"),
+                        (r.get("paired") or {}).get("p_holm"),
+                        r.get("status"),
+                        r.get("status_rule"),
                     )
                     for r in event.rows
                 ],

@@ -30,7 +30,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
         ),
     ),
     "verdicts": (
-        1,
+        2,
         ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),
     ),
 }

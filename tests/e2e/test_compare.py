@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Callable
 from itertools import count
 from pathlib import Path
@@ -313,3 +314,123 @@ class TestDemo:
             assert won == ("A" if a_score > b_score else "B" if b_score > a_score else "tie")
             assert delta.startswith("+") == (b_score > a_score)
             assert re.fullmatch(r"\[-?\d\.\d{4},", fields[7])
+
+
+class TestHonestPairing:
+    def test_runs_of_different_configs_are_not_paired_and_the_keys_are_named(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        setup = {"temperature": 0, "max_turns": 20, "split": "dev"}
+        add(score=0.6, cells=cells(1, 0, 1), config=setup)
+        add(
+            score=0.9,
+            cells=cells(1, 1, 1),
+            config={**setup, "temperature": 0.7, "max_turns": 40},
+            **OPENAI,
+        )
+        add("gaia", score=0.5, cells=cells(1, 0), config=setup)
+        add("gaia", score=0.5, cells=cells(1, 0), config=setup, **OPENAI)
+        table = invoke("compare", "--a", A, "--b", B).stdout
+        rows = rows_by_benchmark(compared(invoke, "view-comparison", table.split()[1]))
+        bfcl = rows["bfcl"]
+        assert (bfcl["status"], bfcl["winner"], bfcl["paired"]) == ("not comparable", "n/a", None)
+        assert bfcl["config_differs"] == ["max_turns", "temperature"]
+        assert "bfcl: not comparable: config differs: max_turns, temperature" in table
+        assert rows["gaia"]["paired"]["cells"] == 2 and rows["gaia"]["status"] != "not comparable"
+
+    def test_holm_adjusts_the_p_values_across_the_benchmarks(
+        self, invoke: Invoke, add: Add, db: Path
+    ) -> None:
+        add("bfcl", score=0.1, cells=cells(*[0] * 10))
+        add("bfcl", score=0.9, cells=cells(*[1] * 10), **OPENAI)
+        add("gaia", score=0.4, cells=cells(*[0] * 6, *[1] * 4))
+        add("gaia", score=0.6, cells=cells(*[0] * 4, *[1] * 6), **OPENAI)
+        rows = rows_by_benchmark(compared(invoke, "--a", A, "--b", B))
+        p = {b: r["paired"]["p"] for b, r in rows.items()}
+        # bfcl: 10 discordant pairs all for B, exact 2/1024; gaia: 2 to 0, exact 0.5.
+        assert p == {"bfcl": pytest.approx(2 / 1024), "gaia": pytest.approx(0.5)}
+        assert rows["bfcl"]["paired"]["p_holm"] == pytest.approx(2 * 2 / 1024)
+        assert rows["gaia"]["paired"]["p_holm"] == pytest.approx(0.5)
+        assert rows["bfcl"]["status"] == "superior"
+        assert rows["gaia"]["status"] == "inconclusive"
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
+            stored = conn.execute(
+                "SELECT benchmark_id, p_value, p_holm, status FROM comparison_rows "
+                "ORDER BY benchmark_id"
+            ).fetchall()
+        assert stored == [
+            ("bfcl", pytest.approx(2 / 1024), pytest.approx(4 / 1024), "superior"),
+            ("gaia", pytest.approx(0.5), pytest.approx(0.5), "inconclusive"),
+        ]
+
+    def test_cells_with_clusters_get_a_clustered_standard_error(
+        self, invoke: Invoke, add: Add
+    ) -> None:
+        def clustered(*values: float) -> list[dict[str, Any]]:
+            return [{**c, "cluster": f"repo-{i // 2}"} for i, c in enumerate(cells(*values))]
+
+        add(score=0.5, cells=clustered(0, 0, 1, 1, 0, 1))
+        add(score=0.5, cells=clustered(1, 1, 1, 1, 0, 0), **OPENAI)
+        [row] = compared(invoke, "--a", A, "--b", B)["rows"]
+        stats = row["stats"]
+        assert stats["clustered"] and stats["n_clusters"] == 3
+        # d = B - A = 1, 1, 0, 0, 0, -1 in clusters of two: Miller's eq. 4 by hand.
+        d = [1, 1, 0, 0, 0, -1]
+        mean = sum(d) / 6
+        r = [v - mean for v in d]
+        clt = sum(x * x for x in r) / (6 * 5)
+        cross = sum(2 * r[i] * r[i + 1] for i in (0, 2, 4))
+        assert stats["se"] == pytest.approx((clt + cross / 36) ** 0.5)
+        assert row["paired"]["test"] == "paired_t_clustered"
+
+
+class TestRecordedBefore:
+    def test_a_comparison_recorded_before_statuses_is_shown_as_recorded(
+        self, invoke: Invoke, db: Path
+    ) -> None:
+        from benchledger.adapters.store.bootstrap import Settings, build
+
+        row = {
+            "benchmark_id": "bfcl",
+            "a_score": 0.1,
+            "b_score": 0.9,
+            "delta": 0.8,
+            "higher_is_better": True,
+            "winner": "B",
+            "a_run_id": "11111111-aaaa-4aaa-8aaa-aaaaaaaaaaaa",
+            "b_run_id": "22222222-bbbb-4bbb-8bbb-bbbbbbbbbbbb",
+            "unit": "accuracy",
+            "paired": {
+                "cells": 10,
+                "mean_difference": 0.8,
+                "ci95_low": 0.4,
+                "ci95_high": 1.0,
+                "sign_test_p": 0.021484375,
+            },
+        }
+        side = {"spec": A, "agent": None, "provider": "cerebras", "model": "gpt-oss-120b"}
+        with build(Settings(db_path=db)) as services:
+            services.ledger.record_comparison(
+                "cmp_20260101T000000Z_00000000",
+                a=side,
+                b={**side, "spec": B, "provider": "openai", "model": "gpt-4.1-mini"},
+                benchmarks=["bfcl"],
+                rows=[row],
+                position=0,
+                head_sha256="0" * 64,
+                actor="ana",
+            )
+        shown = invoke("view-comparison", "cmp_20260101T000000Z_00000000").stdout
+        assert shown.splitlines()[3:] == [
+            "",
+            "benchmark    A       B       delta    winner    unit      cells    ci95"
+            "              p       a_run     b_run",
+            "-----------  ------  ------  -------  --------  --------  -------  ----------------"
+            "  ------  --------  --------",
+            "bfcl         0.1000  0.9000  +0.8000  B         accuracy  10       [0.4000, 1.0000]"
+            "  0.0215  11111111  22222222",
+        ]
+        as_json = json.loads(
+            invoke("view-comparison", "cmp_20260101T000000Z_00000000", "--json").stdout
+        )
+        assert as_json["rows"] == [row] and "statistics" not in as_json
