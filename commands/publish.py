@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 
 import click
@@ -12,8 +13,9 @@ import click
 from benchledger.adapters.publication.compare import cell_values_and_clusters
 from benchledger.adapters.publication.publication import load
 from benchledger.adapters.publication.queries import Queries
-from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short
+from benchledger.domain.comparison_stats import ALPHA
 from benchledger.domain.ranking import Contender, tie_groups
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -55,6 +57,12 @@ def split(value: str) -> list[str]:
     is_flag=True,
     help="Rank the benchmark's agents by score in tie groups of a paired, Holm-corrected test",
 )
+@click.option(
+    "--record",
+    is_flag=True,
+    help="With --rank: append the ranking to the ledger (the `rankings` read model)",
+)
+@click.option("--by", help="With --record: who asked (default: your user name)")
 @benchmark_filters
 @as_of_option
 @output_options
@@ -64,6 +72,8 @@ def latest(
     table: str | None,
     benchmark: str | None,
     rank: bool,
+    record: bool,
+    by: str | None,
     include_benchmarks: str,
     exclude_benchmarks: str,
     as_of: str | None,
@@ -80,6 +90,8 @@ def latest(
     tied with the leader when the paired test of its cells against the
     leader's is not significant after Holm's correction over the agents
     compared with the leader; the rest form the next group (docs/statistics.md).
+    --record appends that ranking to the ledger, so Datasette's `rankings`
+    table (and its "Tie groups of a benchmark" query) shows it.
 
     \b
     Example:
@@ -87,16 +99,34 @@ def latest(
         benchledger latest --quarantine --include-benchmarks bfcl,gaia
         benchledger latest --as-of 2026-05-01T00:00:00Z --json
         benchledger latest --benchmark bfcl --rank
+        benchledger latest --benchmark bfcl --rank --record --by ana
     """
     if rank and not benchmark:
         raise click.UsageError("--rank needs --benchmark")
+    if record and not rank:
+        raise click.UsageError("--record records a ranking: it needs --rank")
     if rank and table:
         raise click.UsageError("--rank ranks the latest rows, not --quarantine or --baselines")
     queries = ctx.queries(as_of)
     include = [benchmark] if benchmark else split(include_benchmarks)
     view = load(queries, include, split(exclude_benchmarks))
     if rank:
-        emit_ranking(queries, [row for _, row in sorted(view.latest.items())], fmt)
+        ranked = ranking(queries, [row for _, row in sorted(view.latest.items())])
+        if record and benchmark:
+            position, head = queries.head()
+            ranking_id = f"rank_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{secrets.token_hex(4)}"
+            ctx.services.ledger.record_ranking(
+                ranking_id,
+                benchmark=benchmark,
+                rows=ranked,
+                position=position,
+                head_sha256=head,
+                actor=actor(by),
+                statistics={"test": "paired vs leader", "correction": "holm", "alpha": ALPHA},
+            )
+            ctx.services.runner.catch_up()
+            click.echo(f"Recorded ranking {ranking_id} at ledger position {position}", err=True)
+        emit_ranking(ranked, fmt)
         return
     source = {"quarantine": view.quarantine, "baselines": view.baselines}.get(
         table or "", view.latest
@@ -124,7 +154,7 @@ RANK_COLUMNS = [
 ]  # fmt: skip
 
 
-def emit_ranking(queries: Queries, rows: list[dict[str, Any]], fmt: str | None) -> None:
+def ranking(queries: Queries, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The tie-group ranking of one benchmark's latest rows (one per agent)."""
     by_agent = {row["agent"]: row for row in rows}
     contenders = []
@@ -132,7 +162,7 @@ def emit_ranking(queries: Queries, rows: list[dict[str, Any]], fmt: str | None) 
         values, clusters = cell_values_and_clusters(queries, row["run_id"])
         contenders.append(Contender(row["agent"], row["score"], values, clusters))
     higher = all(row.get("higher_is_better") is not False for row in rows)
-    ranked = [
+    return [
         {
             "rank": r["rank"],
             "group": r["group"],
@@ -148,6 +178,10 @@ def emit_ranking(queries: Queries, rows: list[dict[str, Any]], fmt: str | None) 
         }
         for r in tie_groups(contenders, higher_is_better=higher)
     ]
+
+
+def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
+    """The ranking as data, or as a table with the rule that placed each agent."""
     if fmt in ("json", "nl", "csv"):
         emit(ranked, fmt)
         return

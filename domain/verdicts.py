@@ -52,6 +52,18 @@ class ComparisonRecorded(Event):
     statistics: dict[str, Any] = Field(default_factory=dict)
 
 
+class RankingRecorded(Event):
+    """One benchmark's agents ranked in tie groups (`latest --rank --record`), as shown."""
+
+    ranking_id: str
+    benchmark: str
+    rows: list[dict[str, Any]]
+    position: int
+    head_sha256: str
+    actor: str
+    statistics: dict[str, Any] = Field(default_factory=dict)
+
+
 def first_event(cls: type[Event], aggregate_id: UUID, **fields: Any) -> Event:
     """Each verdict, review and comparison is a stream of one event."""
     return cls(originator_id=aggregate_id, originator_version=1, **fields)

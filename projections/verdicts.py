@@ -1,11 +1,16 @@
-"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`."""
+"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`, `rankings`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
 
-from benchledger.domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
+from benchledger.domain.verdicts import (
+    ComparisonRecorded,
+    GateEvaluated,
+    RankingRecorded,
+    ReviewRecorded,
+)
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -33,6 +38,11 @@ REVIEW = (
 COMPARISON = (
     "INSERT INTO [{comparisons}] (comparison_id, a, b, benchmarks, position, head_sha256, "
     "actor, recorded_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+RANKING_ROW = (
+    "INSERT INTO [{rankings}] (ranking_id, benchmark, rank, tie_group, agent, provider, model, "
+    "score, unit, leader, paired_cells, p_vs_leader, p_holm, rule, run_id, position, "
+    "recorded_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 COMPARISON_ROW = (
     "INSERT INTO [{comparison_rows}] (comparison_id, benchmark_id, a_score, b_score, delta, "
@@ -134,9 +144,33 @@ class VerdictsProjection(Projection):
             },
             indexes=(("comparison_id",),),
         ),
+        Table(
+            "rankings",
+            {
+                "ranking_id": str,
+                "benchmark": str,
+                "rank": int,
+                "tie_group": int,
+                "agent": str,
+                "provider": str,
+                "model": str,
+                "score": float,
+                "unit": str,
+                "leader": str,
+                "paired_cells": int,
+                "p_vs_leader": float,
+                "p_holm": float,
+                "rule": str,
+                "run_id": str,
+                "position": int,
+                "recorded_at": str,
+                "event_position": int,
+            },
+            indexes=(("benchmark", "event_position"), ("ranking_id",)),
+        ),
     )
 
-    topics = topics_of(GateEvaluated, ReviewRecorded, ComparisonRecorded)
+    topics = topics_of(GateEvaluated, ReviewRecorded, ComparisonRecorded, RankingRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
@@ -191,6 +225,33 @@ class VerdictsProjection(Projection):
                     iso(event.timestamp),
                     envelope.position,
                 ),
+            )
+        elif isinstance(event, RankingRecorded):
+            yield (
+                RANKING_ROW,
+                [
+                    (
+                        event.ranking_id,
+                        event.benchmark,
+                        r.get("rank"),
+                        r.get("group"),
+                        r.get("agent"),
+                        r.get("provider"),
+                        r.get("model"),
+                        r.get("score"),
+                        r.get("unit"),
+                        r.get("leader"),
+                        r.get("cells"),
+                        r.get("p_vs_leader"),
+                        r.get("p_holm"),
+                        r.get("rule"),
+                        r.get("run_id"),
+                        event.position,
+                        iso(event.timestamp),
+                        envelope.position,
+                    )
+                    for r in event.rows
+                ],
             )
         elif isinstance(event, ComparisonRecorded):
             yield (

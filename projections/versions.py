@@ -31,7 +31,14 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     ),
     "verdicts": (
         2,
-        ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),
+        (
+            "gate_verdicts",
+            "gate_findings",
+            "reviews",
+            "comparisons",
+            "comparison_rows",
+            "rankings",
+        ),
     ),
 }
 

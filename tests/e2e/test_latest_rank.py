@@ -63,3 +63,27 @@ class TestRank:
     def test_rank_needs_a_benchmark(self, invoke: Invoke) -> None:
         result = invoke("latest", "--rank", expect=2)
         assert "--rank needs --benchmark" in result.stderr
+
+
+@pytest.mark.usefixtures("ledger")
+class TestRecordedRanking:
+    def test_a_recorded_ranking_is_served_by_the_tie_groups_query(
+        self, invoke: Invoke, db: Path
+    ) -> None:
+        shown = invoke("latest", "--benchmark", "bfcl", "--rank", "--record", "--json")
+        assert shown.stderr.startswith("Recorded ranking rank_")
+        ranked = json.loads(shown.stdout)
+        [event] = json.loads(invoke("events", "--json").stdout)[-1:]
+        assert event["type"] == "RankingRecorded" and event["data"]["rows"] == ranked
+
+        from benchledger.adapters.publication.browse import datasette_for
+        from tests.e2e.test_datasette import get_json
+
+        rows = get_json(datasette_for(db), "/ledger/tie_groups.json?benchmark=bfcl&_shape=array")
+        assert [(r["rank"], r["tie_group"], r["agent"]) for r in rows] == [
+            (r["rank"], r["group"], r["agent"]) for r in ranked
+        ]
+        assert [r["tie_group"] for r in rows] == [1, 1, 2]
+
+    def test_record_needs_rank(self, invoke: Invoke) -> None:
+        assert "needs --rank" in invoke("latest", "--record", expect=2).stderr
