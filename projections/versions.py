@@ -33,6 +33,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
         1,
         ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),
     ),
+    "head_to_head": (1, ("head_to_head_reports", "head_to_head_rows")),
 }
 
 STATE_TABLE = "_projection_state"
