@@ -13,7 +13,6 @@ their exit codes are documented in docs/head-to-head.md.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import secrets
@@ -24,6 +23,7 @@ from typing import Any
 
 from benchledger.adapters.publication.compare import ACCEPTABLE, NEWEST, cell_values
 from benchledger.adapters.publication.queries import Queries
+from benchledger.domain.comparison_stats import PairedStats, holm, paired_stats, verdict
 from benchledger.domain.errors import NotFoundError
 from benchledger.domain.secrets import masks
 
@@ -283,26 +283,28 @@ def _live(run: dict[str, Any]) -> bool:
 # -- statistics ---------------------------------------------------------------------
 
 
-def _stats_module() -> Any:
-    return importlib.import_module("benchledger.domain.comparison_stats")
-
-
-def paired_status(
-    queries: Queries, run_t: dict[str, Any], run_b: dict[str, Any], tolerance: float
-) -> tuple[dict[str, Any] | None, str, str]:
-    """The paired statistics of target vs baseline over their common cells and the
-    status they support (superior, comparable, inferior, weak, inconclusive)."""
-    stats_module = _stats_module()
-    values_t = cell_values(queries, run_t["run_id"])
-    values_b = cell_values(queries, run_b["run_id"])
-    if not values_t.keys() & values_b.keys():
-        return None, "inconclusive", "the runs share no cell keys to pair"
-    stats = stats_module.paired_stats(values_t, values_b)
-    status, why = stats_module.verdict(
-        stats, tolerance=tolerance, higher_is_better=bool(run_t["higher_is_better"] in (1, None))
+def paired(queries: Queries, run_t: dict[str, Any], run_b: dict[str, Any]) -> PairedStats:
+    """Target - baseline over the cells both runs scored (values as `compare` reads them)."""
+    return paired_stats(
+        cell_values(queries, run_t["run_id"]), cell_values(queries, run_b["run_id"])
     )
-    paired: dict[str, Any] = stats.as_dict()
-    return paired, str(status), str(why)
+
+
+def settle_statuses(rows: list[dict[str, Any]], tolerance: float) -> None:
+    """The status of each paired row from its statistics, its p-value Holm-adjusted over
+    the report's paired rows (one comparison, many benchmarks)."""
+    pending = [r for r in rows if r.get("_stats") is not None]
+    adjusted = holm([r["_stats"].p_value for r in pending])
+    for row, p in zip(pending, adjusted, strict=True):
+        stats: PairedStats = row["_stats"]
+        row["paired"] = {**stats.as_dict(), "holm_p": p}
+        if stats.n_paired == 0:
+            row["comparison_status"] = "inconclusive"
+            row["status_reason"] = "the runs share no cell keys to pair"
+            continue
+        row["comparison_status"], row["status_reason"] = verdict(
+            stats, tolerance=tolerance, higher_is_better=row["_higher"], adjusted_p=p
+        )
 
 
 # -- rows -------------------------------------------------------------------------------
@@ -329,9 +331,7 @@ DELTAS = {
 }
 
 
-def report_row(
-    queries: Queries, benchmark: str, target: Side, baseline: Side, tolerance: float
-) -> dict[str, Any]:
+def report_row(queries: Queries, benchmark: str, target: Side, baseline: Side) -> dict[str, Any]:
     run_t, run_b, comparable = chosen_runs(queries, benchmark, target, baseline)
     t, b = measures(queries, run_t), measures(queries, run_b)
     row: dict[str, Any] = {"benchmark": benchmark}
@@ -354,9 +354,9 @@ def report_row(
         row["comparison_status"] = "not comparable"
         row["status_reason"] = "comparison signatures differ: " + ", ".join(row["differing_keys"])
     else:
-        row["paired"], row["comparison_status"], row["status_reason"] = paired_status(
-            queries, run_t, run_b, tolerance
-        )
+        row["comparison_status"], row["status_reason"] = "inconclusive", "not yet tested"
+        row["_stats"] = paired(queries, run_t, run_b)
+        row["_higher"] = run_t["higher_is_better"] in (1, None)
     row["token_evidence"] = _token_evidence(t) and _token_evidence(b)
     row["required_stats"] = all(s.get("total") for s in (t, b))
     row["trajectory_review"] = all(
@@ -552,12 +552,14 @@ def build(
     queries: Queries, target: Side, baseline: Side, benchmarks: list[str], options: Options
 ) -> dict[str, Any]:
     """The report as recorded: rows, queues, gates, the exit code and its reason."""
-    rows = [report_row(queries, b, target, baseline, options.tolerance) for b in benchmarks]
+    rows = [report_row(queries, b, target, baseline) for b in benchmarks]
+    settle_statuses(rows, options.tolerance)
     improvement, efficiency = queues(rows, target, baseline, options)
     gate_results = gates(rows, options)
     code, reason = exit_result(gate_results, options.enforce)
     for row in rows:
-        del row["_locations"], row["_runs"]
+        for name in ("_locations", "_runs", "_stats", "_higher"):
+            row.pop(name, None)
     comparable = gate_results["comparable"]
     return {
         "report_rows": rows,
