@@ -271,3 +271,57 @@ def test_the_rows_are_a_read_model(invoke: Invoke, db: Path) -> None:
         ("delta", "missing", None),
         ("gamma", "inferior", 0),
     ]
+
+
+def test_tokens_cache_and_calls_come_from_the_trajectory_turns(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    """Orchestrator runs of both agents with their model calls: the row's tokens, cache
+    and LLM calls are the turns' sums and count, which back the trajectory review."""
+    import sqlite3
+    from contextlib import closing
+
+    from tests.unit.test_format_orchestrator import db_row, make_db
+
+    opencode_id = "run_bfcl_20260512T103000Z_1_0000aaaa"
+    rows = [
+        db_row(),
+        db_row(
+            run_id=opencode_id,
+            agent=BASELINE,
+            signature="ab" * 32,
+            extra_config_json=json.dumps({"agent": BASELINE, "harness": BASELINE, "limit": 10}),
+            started_at="2026-05-12T10:30:00+00:00",
+            ended_at="2026-05-12T10:35:00+00:00",
+        ),
+    ]
+    source = make_db(tmp_path / "orchestrator.sqlite", rows)
+    turns = {db_row()["run_id"]: [(10, 2, 12, 4)] * 3, opencode_id: [(10, 2, 12, 6)] * 2}
+    with closing(sqlite3.connect(source)) as conn, conn:
+        conn.execute(
+            "CREATE TABLE benchmark_run_trajectories (run_id TEXT, trajectory_file TEXT, "
+            "turn_index INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER, "
+            "total_tokens INTEGER, cached_tokens INTEGER, cache_creation_tokens INTEGER, "
+            "latency_ms REAL, prompt_chars INTEGER)"
+        )
+        for run_id, calls in turns.items():
+            for i, (p, c, t, cached) in enumerate(calls):
+                conn.execute(
+                    "INSERT INTO benchmark_run_trajectories VALUES (?, 't.jsonl', ?, ?, ?, ?, "
+                    "?, 0, 5.0, 40)",
+                    (run_id, i, p, c, t, cached),
+                )
+    invoke("import", str(source))
+    [bfcl] = h2h(invoke, "--enforce-trajectory-reviews", "--enforce-efficiency", expect=8)[
+        "report_rows"
+    ]
+    assert (bfcl["target_llm_calls"], bfcl["baseline_llm_calls"]) == (3, 2)
+    assert (bfcl["target_input_tokens"], bfcl["target_total_tokens"]) == (30, 36)
+    assert bfcl["target_cached_pct"] == pytest.approx(40.0)
+    assert bfcl["baseline_cached_pct"] == pytest.approx(60.0)
+    assert bfcl["trajectory_review"] is True
+    assert bfcl["efficiency_regressions"] == [
+        "total tokens +12",
+        "LLM calls +1",
+        "cached-token % -20.00",
+    ]
