@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
-
 from benchledger.adapters.publication.head_to_head import ACCEPTED
 
 SUMMARY_KEYS = ("report_id", "target", "baseline", "benchmarks", "options", "position")
@@ -64,12 +62,7 @@ def rows_csv(stored: dict[str, Any]) -> str:
 def text(stored: dict[str, Any]) -> str:
     """The report as the command prints it."""
     report = stored["report"]
-    table = tabulate(
-        [[_cell(r, c) for c in COLUMNS] for r in report["report_rows"]],
-        headers=COLUMNS,
-        tablefmt="simple",
-        disable_numparse=True,
-    )
+    table = _table([[_cell(r, c) for c in COLUMNS] for r in report["report_rows"]])
     lines = [
         f"Head-to-head {stored['report_id']} at ledger position {stored['position']}",
         f"Target: {stored['target']['spec']}",
@@ -102,12 +95,7 @@ def markdown(stored: dict[str, Any]) -> str:
         "",
         "## Rows",
         "",
-        tabulate(
-            [[_cell(r, c) for c in COLUMNS] for r in report["report_rows"]],
-            headers=COLUMNS,
-            tablefmt="github",
-            disable_numparse=True,
-        ),
+        _table([[_cell(r, c) for c in COLUMNS] for r in report["report_rows"]], markdown=True),
         "",
         "## Gates",
         "",
@@ -234,6 +222,18 @@ def publish_latest(directory: Path, stored: dict[str, Any]) -> dict[str, Any]:
     }
     (directory / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
     return index
+
+
+def _table(rows: list[list[str]], *, markdown: bool = False) -> str:
+    """Columns padded to their widest cell; a Markdown table when asked."""
+    widths = [max(len(v) for v in column) for column in zip(COLUMNS, *rows, strict=True)]
+
+    def line(values: list[str]) -> str:
+        cells = [v.ljust(w) for v, w in zip(values, widths, strict=True)]
+        return f"| {' | '.join(cells)} |" if markdown else "  ".join(cells).rstrip()
+
+    rule = ["-" * w for w in widths]
+    return "\n".join([line(COLUMNS), line(rule), *(line(r) for r in rows)])
 
 
 def _label(side: dict[str, Any]) -> str:
