@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import click
 from tabulate import tabulate
 
 from benchledger.adapters.publication import compare as comparisons
-from benchledger.adapters.publication.compare import Side
+from benchledger.adapters.publication.compare import Method, Side
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import short
+from benchledger.domain.comparison_stats import Bootstrap
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
+# As comparisons were shown before they carried a status: they still are, byte for byte.
 COLUMNS = ["benchmark", "A", "B", "delta", "winner", "unit", "cells", "ci95", "p", "a_run", "b_run"]
+STATUS_COLUMNS = [
+    "benchmark", "A", "B", "delta", "winner", "unit", "cells", "ci95", "p", "p_holm", "status",
+    "a_run", "b_run",
+]  # fmt: skip
 
 
 def _side(_ctx: click.Context, param: click.Parameter, value: str) -> Side:
@@ -44,6 +50,28 @@ def _benchmarks(values: tuple[str, ...]) -> list[str]:
     metavar="A,B",
     help="Benchmarks to compare, comma-separated, repeatable (default: all either side ran)",
 )
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0),
+    default=0.05,
+    show_default=True,
+    help="Largest difference that still counts as comparable (the MDE must be within it)",
+)
+@click.option(
+    "--bootstrap",
+    type=click.Choice(["none", "mean", "median"]),
+    default="none",
+    show_default=True,
+    help="Also a paired bootstrap interval of this statistic of the cell differences",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed")
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap resamples",
+)
 @as_of_option
 @click.option("--by", help="Who asked (default: your user name)")
 @click.option("--json", "as_json", is_flag=True, help="Output the comparison as JSON")
@@ -53,6 +81,10 @@ def compare(
     side_a: Side,
     side_b: Side,
     benchmarks: tuple[str, ...],
+    tolerance: float,
+    bootstrap: str,
+    seed: int,
+    resamples: int,
     as_of: str | None,
     by: str | None,
     as_json: bool,
@@ -60,17 +92,29 @@ def compare(
     """Compare two sides benchmark by benchmark, and record the comparison.
 
     A side is [agent@]provider:model; per benchmark it stands for the newest
-    acceptable run of that provider and model (and agent, if named). The winner
-    follows each benchmark's direction. Where both runs have cells with common
-    keys, the paired per-cell difference B - A gets a bootstrap 95% interval
-    and an exact sign-test p-value. The comparison is appended to the ledger,
-    and view-comparison ID shows it again, unchanged.
+    acceptable run of that provider and model (and agent, if named). Two runs
+    are paired only when their configs match (the sides' own agent, provider
+    and model aside); otherwise the row is `not comparable` and names the keys
+    that differ. A benchmark one side did not run is `missing`, never a win.
+
+    Over the cells both runs scored, the paired difference B - A gets its
+    standard error (clustered when the cells state a cluster), a 95% interval,
+    a p-value (exact McNemar for pass/fail cells, a paired t-test otherwise),
+    Holm-adjusted across the benchmarks, and the minimum detectable effect.
+    The status is B's against A: superior / inferior when significant,
+    comparable when not and the detectable effect is within --tolerance,
+    inconclusive otherwise; the lines under the table say which rule decided
+    (docs/statistics.md). The comparison, with its tolerance and bootstrap
+    seed and resamples, is appended to the ledger, and view-comparison ID
+    shows it again, unchanged.
 
     \b
     Example:
         benchledger compare --a cerebras:gpt-oss-120b --b openai:gpt-4.1-mini
         benchledger compare --a eliza@cerebras:gpt-oss-120b \\
             --b hermes@cerebras:gpt-oss-120b --benchmarks bfcl,gaia --json
+        benchledger compare --a cerebras:gpt-oss-120b --b openai:gpt-4.1-mini \\
+            --tolerance 0.02 --bootstrap mean --seed 7 --resamples 20000
     """
     if side_a == side_b:
         raise click.UsageError("--a and --b name the same side")
@@ -81,7 +125,13 @@ def compare(
     unknown = comparisons.unknown_benchmarks(queries, names)
     if unknown:
         raise click.ClickException(f"unknown benchmark: {', '.join(unknown)}")
-    rows = comparisons.compare(queries, side_a, side_b, names)
+    method = Method(
+        tolerance=tolerance,
+        bootstrap=cast(Bootstrap, bootstrap),
+        seed=seed,
+        resamples=resamples,
+    )
+    rows = comparisons.compare(queries, side_a, side_b, names, method)
     position, head = queries.head()
     comparison_id = comparisons.new_comparison_id()
     ctx.services.ledger.record_comparison(
@@ -93,6 +143,7 @@ def compare(
         position=position,
         head_sha256=head,
         actor=actor(by),
+        statistics=method.as_dict(),
     )
     ctx.services.runner.catch_up()
     # Shown from the event just appended, so view-comparison prints the very same bytes.
@@ -123,8 +174,9 @@ def view_comparison(ctx: LedgerContext, comparison_id: str, as_json: bool) -> No
 def render(stored: dict[str, Any], as_json: bool) -> str:
     """The one rendering of a comparison, for compare and view-comparison alike."""
     if as_json:
-        keys = ("comparison_id", "a", "b", "rows")
-        return json.dumps({k: stored[k] for k in keys}, indent=2, ensure_ascii=False)
+        keys = ("comparison_id", "a", "b", "rows", "statistics")
+        shown = {k: stored[k] for k in keys if k in stored and (k != "statistics" or stored[k])}
+        return json.dumps(shown, indent=2, ensure_ascii=False)
     a, b = stored["a"], stored["b"]
     where = (
         "imported: the runs its source tagged with it"
@@ -137,13 +189,37 @@ def render(stored: dict[str, Any], as_json: bool) -> str:
         f"B: {b['spec']}",
         "",
     ]
+    with_status = any("status" in row for row in stored["rows"])
+    columns = STATUS_COLUMNS if with_status else COLUMNS
     table = tabulate(
-        [[_cell(row, column) for column in COLUMNS] for row in stored["rows"]],
-        headers=COLUMNS,
+        [[_cell(row, column) for column in columns] for row in stored["rows"]],
+        headers=columns,
         tablefmt="simple",
         disable_numparse=True,
     )
-    return "\n".join([*header, table])
+    if not with_status:
+        return "\n".join([*header, table])
+    return "\n".join([*header, table, "", *_rules(stored)])
+
+
+def _rules(stored: dict[str, Any]) -> list[str]:
+    """Which rule decided each row's status, and how the comparison decided."""
+    statistics = stored.get("statistics") or {}
+    lines = [
+        f"{row['benchmark_id']}: {row['status']}: {row['status_rule']}" for row in stored["rows"]
+    ]
+    if statistics:
+        method = (
+            f"status of B against A; Holm-adjusted p, alpha {statistics['alpha']:g}, "
+            f"tolerance {statistics['tolerance']:g}"
+        )
+        if statistics.get("bootstrap", "none") != "none":
+            method += (
+                f"; bootstrap {statistics['bootstrap']} seed {statistics['seed']} "
+                f"resamples {statistics['resamples']}"
+            )
+        lines.append(method)
+    return lines
 
 
 def _cell(row: dict[str, Any], column: str) -> str:
@@ -158,11 +234,13 @@ def _cell(row: dict[str, Any], column: str) -> str:
     if column == "cells":
         return str(paired.get("cells", ""))
     if column == "ci95":
-        if not paired:
+        if not paired or paired.get("ci95_low") is None:
             return ""
         return f"[{paired['ci95_low']:.4f}, {paired['ci95_high']:.4f}]"
-    if column == "p":
-        p = paired.get("sign_test_p")
+    if column in ("p", "p_holm"):
+        p = paired.get("p" if "p" in paired else "sign_test_p") if column == "p" else None
+        if column == "p_holm":
+            p = paired.get("p_holm")
         return "" if p is None else "<0.0001" if p < 0.0001 else f"{p:.4f}"
     if column in ("a_run", "b_run"):
         return short(row[f"{column[0]}_run_id"])

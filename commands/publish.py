@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 
 import click
 
+from benchledger.adapters.publication.compare import cell_values_and_clusters
 from benchledger.adapters.publication.publication import load
-from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.adapters.publication.queries import Queries
+from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short
+from benchledger.domain.comparison_stats import ALPHA
+from benchledger.domain.ranking import Contender, tie_groups
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -46,6 +51,18 @@ def split(value: str) -> list[str]:
     flag_value="baselines",
     help="Show the synthetic calibration baselines instead",
 )
+@click.option("--benchmark", metavar="NAME", help="Only this benchmark (needed by --rank)")
+@click.option(
+    "--rank",
+    is_flag=True,
+    help="Rank the benchmark's agents by score in tie groups of a paired, Holm-corrected test",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="With --rank: append the ranking to the ledger (the `rankings` read model)",
+)
+@click.option("--by", help="With --record: who asked (default: your user name)")
 @benchmark_filters
 @as_of_option
 @output_options
@@ -53,6 +70,10 @@ def split(value: str) -> list[str]:
 def latest(
     ctx: LedgerContext,
     table: str | None,
+    benchmark: str | None,
+    rank: bool,
+    record: bool,
+    by: str | None,
     include_benchmarks: str,
     exclude_benchmarks: str,
     as_of: str | None,
@@ -65,13 +86,48 @@ def latest(
     The delta to a benchmark's high score is computed now, in the score's unit
     and direction (positive means ahead).
 
+    --benchmark B --rank ranks B's agents by score in tie groups: an agent is
+    tied with the leader when the paired test of its cells against the
+    leader's is not significant after Holm's correction over the agents
+    compared with the leader; the rest form the next group (docs/statistics.md).
+    --record appends that ranking to the ledger, so Datasette's `rankings`
+    table (and its "Tie groups of a benchmark" query) shows it.
+
     \b
     Example:
         benchledger latest
         benchledger latest --quarantine --include-benchmarks bfcl,gaia
         benchledger latest --as-of 2026-05-01T00:00:00Z --json
+        benchledger latest --benchmark bfcl --rank
+        benchledger latest --benchmark bfcl --rank --record --by ana
     """
-    view = load(ctx.queries(as_of), split(include_benchmarks), split(exclude_benchmarks))
+    if rank and not benchmark:
+        raise click.UsageError("--rank needs --benchmark")
+    if record and not rank:
+        raise click.UsageError("--record records a ranking: it needs --rank")
+    if rank and table:
+        raise click.UsageError("--rank ranks the latest rows, not --quarantine or --baselines")
+    queries = ctx.queries(as_of)
+    include = [benchmark] if benchmark else split(include_benchmarks)
+    view = load(queries, include, split(exclude_benchmarks))
+    if rank:
+        ranked = ranking(queries, [row for _, row in sorted(view.latest.items())])
+        if record and benchmark:
+            position, head = queries.head()
+            ranking_id = f"rank_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{secrets.token_hex(4)}"
+            ctx.services.ledger.record_ranking(
+                ranking_id,
+                benchmark=benchmark,
+                rows=ranked,
+                position=position,
+                head_sha256=head,
+                actor=actor(by),
+                statistics={"test": "paired vs leader", "correction": "holm", "alpha": ALPHA},
+            )
+            ctx.services.runner.catch_up()
+            click.echo(f"Recorded ranking {ranking_id} at ledger position {position}", err=True)
+        emit_ranking(ranked, fmt)
+        return
     source = {"quarantine": view.quarantine, "baselines": view.baselines}.get(
         table or "", view.latest
     )
@@ -89,6 +145,58 @@ def latest(
         [{**r, "run": short(r["run_id"])} for r in rows],
         fmt,
         columns=[*columns, "run", "updated_at"],
+        empty="No rows.",
+    )
+
+
+RANK_COLUMNS = [
+    "rank", "group", "agent", "provider", "model", "score", "unit", "p_holm", "rule", "run",
+]  # fmt: skip
+
+
+def ranking(queries: Queries, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tie-group ranking of one benchmark's latest rows (one per agent)."""
+    by_agent = {row["agent"]: row for row in rows}
+    contenders = []
+    for row in rows:
+        values, clusters = cell_values_and_clusters(queries, row["run_id"])
+        contenders.append(Contender(row["agent"], row["score"], values, clusters))
+    higher = all(row.get("higher_is_better") is not False for row in rows)
+    return [
+        {
+            "rank": r["rank"],
+            "group": r["group"],
+            **{k: by_agent[r["name"]][k] for k in ("benchmark", "agent", "provider", "model")},
+            "score": r["score"],
+            "unit": by_agent[r["name"]]["unit"],
+            "leader": r["leader"],
+            "cells": r["paired_cells"],
+            "p_vs_leader": r["p_vs_leader"],
+            "p_holm": r["p_holm"],
+            "rule": r["rule"],
+            "run_id": by_agent[r["name"]]["run_id"],
+        }
+        for r in tie_groups(contenders, higher_is_better=higher)
+    ]
+
+
+def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
+    """The ranking as data, or as a table with the rule that placed each agent."""
+    if fmt in ("json", "nl", "csv"):
+        emit(ranked, fmt)
+        return
+    shown = [
+        {
+            **r,
+            "p_holm": "" if r["p_holm"] is None else f"{r['p_holm']:.4f}",
+            "run": short(r["run_id"]),
+        }
+        for r in ranked
+    ]
+    emit(
+        shown,
+        fmt,
+        columns=RANK_COLUMNS,
         empty="No rows.",
     )
 

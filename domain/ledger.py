@@ -207,6 +207,17 @@ class Ledger(Importing, Executing):
         self._save([verdicts.first_event(verdicts.ReviewRecorded, review_id, **fields)])
         return review_id
 
+    def record_ranking(self, ranking_id: str, **fields: Any) -> UUID:
+        stream = natural_id("ranking", ranking_id)
+        self._save(
+            [
+                verdicts.first_event(
+                    verdicts.RankingRecorded, stream, ranking_id=ranking_id, **fields
+                )
+            ]
+        )
+        return stream
+
     def record_comparison(self, comparison_id: str, **fields: Any) -> UUID:
         stream = natural_id("comparison", comparison_id)
         self._save(

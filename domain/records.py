@@ -80,6 +80,10 @@ class Cell(Record):
     outcome: CellOutcome
     score: Score | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
+    # What the cell's result is correlated with (a repository, a subtask): paired
+    # statistics cluster their standard errors on it. Left out of the JSON when unset,
+    # so cells recorded before it existed keep their bytes and hashes.
+    cluster: NonEmptyStr | None = Field(default=None, exclude_if=lambda v: v is None)
 
     def digest(self) -> str:
         """Short fingerprint of the payload, to tell a repeat from a conflict."""

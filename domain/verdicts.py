@@ -47,6 +47,21 @@ class ComparisonRecorded(Event):
     position: int
     head_sha256: str
     actor: str
+    # How the rows were decided (tolerance, alpha, bootstrap seed and resamples): empty
+    # in comparisons recorded before `compare` stated it.
+    statistics: dict[str, Any] = Field(default_factory=dict)
+
+
+class RankingRecorded(Event):
+    """One benchmark's agents ranked in tie groups (`latest --rank --record`), as shown."""
+
+    ranking_id: str
+    benchmark: str
+    rows: list[dict[str, Any]]
+    position: int
+    head_sha256: str
+    actor: str
+    statistics: dict[str, Any] = Field(default_factory=dict)
 
 
 def first_event(cls: type[Event], aggregate_id: UUID, **fields: Any) -> Event:

@@ -25,7 +25,8 @@ Change = tuple[str, Params | list[Params]]
 
 
 # One cell as the read models need it: key, outcome, score, metrics.
-CellRow = tuple[str, str, float | None, dict[str, Any]]
+# key, outcome, score, metrics, cluster
+CellRow = tuple[str, str, float | None, dict[str, Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class Envelope:
         if self._batch is None:
             if self._decode_cells is None or self._event is not None:
                 event: Any = self.event
-                rows = [(c.key, c.outcome, c.score, c.metrics) for c in event.cells]
+                rows = [(c.key, c.outcome, c.score, c.metrics, c.cluster) for c in event.cells]
                 self._batch = CellBatch(event.timestamp, rows)
             else:
                 self._batch = self._decode_cells()

@@ -10,7 +10,10 @@ from benchledger.domain.run import CellsRecorded
 from benchledger.projections import versions
 from benchledger.projections.base import Change, Envelope, Projection, Table, topics_of
 
-INSERT = "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics) VALUES (?, ?, ?, ?, ?)"
+INSERT = (
+    "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics, cluster) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
 
 
 class CellsProjection(Projection):
@@ -19,7 +22,14 @@ class CellsProjection(Projection):
     tables = (
         Table(
             "cells",
-            {"run_id": str, "key": str, "outcome": str, "score": float, "metrics": str},
+            {
+                "run_id": str,
+                "key": str,
+                "outcome": str,
+                "score": float,
+                "metrics": str,
+                "cluster": str,
+            },
             indexes=(("run_id", "key"),),
         ),
     )
@@ -36,7 +46,8 @@ class CellsProjection(Projection):
                     outcome,
                     score,
                     to_json(metrics, inf_nan_mode="strings").decode() if metrics else None,
+                    cluster,
                 )
-                for key, outcome, score, metrics in envelope.cells().rows
+                for key, outcome, score, metrics, cluster in envelope.cells().rows
             ],
         )

@@ -225,7 +225,7 @@ class RunsProjection(Projection):
         if envelope.topic == CellsRecorded.TOPIC:
             batch = envelope.cells()
             counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
-            for _, outcome, _, _ in batch.rows:
+            for _, outcome, _, _, _ in batch.rows:
                 counts[outcome] += 1
             at = iso(batch.timestamp)
             yield (

@@ -1,11 +1,16 @@
-"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`."""
+"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`, `rankings`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
 
-from benchledger.domain.verdicts import ComparisonRecorded, GateEvaluated, ReviewRecorded
+from benchledger.domain.verdicts import (
+    ComparisonRecorded,
+    GateEvaluated,
+    RankingRecorded,
+    ReviewRecorded,
+)
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -34,10 +39,16 @@ COMPARISON = (
     "INSERT INTO [{comparisons}] (comparison_id, a, b, benchmarks, position, head_sha256, "
     "actor, recorded_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+RANKING_ROW = (
+    "INSERT INTO [{rankings}] (ranking_id, benchmark, rank, tie_group, agent, provider, model, "
+    "score, unit, leader, paired_cells, p_vs_leader, p_holm, rule, run_id, position, "
+    "recorded_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 COMPARISON_ROW = (
     "INSERT INTO [{comparison_rows}] (comparison_id, benchmark_id, a_score, b_score, delta, "
     "higher_is_better, winner, a_run_id, b_run_id, unit, paired_cells, mean_difference, "
-    "ci_low, ci_high, sign_test_p) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "ci_low, ci_high, sign_test_p, p_value, p_holm, status, status_rule) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -125,12 +136,41 @@ class VerdictsProjection(Projection):
                 "ci_low": float,
                 "ci_high": float,
                 "sign_test_p": float,
+                # Comparisons recorded with paired statistics (see docs/statistics.md).
+                "p_value": float,
+                "p_holm": float,
+                "status": str,
+                "status_rule": str,
             },
             indexes=(("comparison_id",),),
         ),
+        Table(
+            "rankings",
+            {
+                "ranking_id": str,
+                "benchmark": str,
+                "rank": int,
+                "tie_group": int,
+                "agent": str,
+                "provider": str,
+                "model": str,
+                "score": float,
+                "unit": str,
+                "leader": str,
+                "paired_cells": int,
+                "p_vs_leader": float,
+                "p_holm": float,
+                "rule": str,
+                "run_id": str,
+                "position": int,
+                "recorded_at": str,
+                "event_position": int,
+            },
+            indexes=(("benchmark", "event_position"), ("ranking_id",)),
+        ),
     )
 
-    topics = topics_of(GateEvaluated, ReviewRecorded, ComparisonRecorded)
+    topics = topics_of(GateEvaluated, ReviewRecorded, ComparisonRecorded, RankingRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
@@ -186,6 +226,33 @@ class VerdictsProjection(Projection):
                     envelope.position,
                 ),
             )
+        elif isinstance(event, RankingRecorded):
+            yield (
+                RANKING_ROW,
+                [
+                    (
+                        event.ranking_id,
+                        event.benchmark,
+                        r.get("rank"),
+                        r.get("group"),
+                        r.get("agent"),
+                        r.get("provider"),
+                        r.get("model"),
+                        r.get("score"),
+                        r.get("unit"),
+                        r.get("leader"),
+                        r.get("cells"),
+                        r.get("p_vs_leader"),
+                        r.get("p_holm"),
+                        r.get("rule"),
+                        r.get("run_id"),
+                        event.position,
+                        iso(event.timestamp),
+                        envelope.position,
+                    )
+                    for r in event.rows
+                ],
+            )
         elif isinstance(event, ComparisonRecorded):
             yield (
                 COMPARISON,
@@ -220,6 +287,10 @@ class VerdictsProjection(Projection):
                         (r.get("paired") or {}).get("ci95_low"),
                         (r.get("paired") or {}).get("ci95_high"),
                         (r.get("paired") or {}).get("sign_test_p"),
+                        (r.get("paired") or {}).get("p"),
+                        (r.get("paired") or {}).get("p_holm"),
+                        r.get("status"),
+                        r.get("status_rule"),
                     )
                     for r in event.rows
                 ],

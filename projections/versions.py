@@ -13,7 +13,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "chain": (1, ("chain",)),
     "run_groups": (5, ("run_groups", "skips")),
     "runs": (5, ("runs",)),
-    "cells": (1, ("cells",)),
+    "cells": (2, ("cells",)),
     "trajectories": (1, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
@@ -30,8 +30,15 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
         ),
     ),
     "verdicts": (
-        1,
-        ("gate_verdicts", "gate_findings", "reviews", "comparisons", "comparison_rows"),
+        2,
+        (
+            "gate_verdicts",
+            "gate_findings",
+            "reviews",
+            "comparisons",
+            "comparison_rows",
+            "rankings",
+        ),
     ),
     "head_to_head": (1, ("head_to_head_reports", "head_to_head_rows")),
 }

@@ -51,7 +51,7 @@ from benchledger.adapters.formats.lm_eval_metrics import (
     row_metrics,
 )
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.records import RunHeader, RunRecord, RunStatus, SkipRecord
+from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus, SkipRecord
 
 NAME = "lm_eval"
 SYSTEM = "lm_eval"
@@ -107,7 +107,7 @@ def parse(
     evaluation = Evaluation.of(name, raw, doc)
     files = samples.sample_files(path) if doc.samples is None else {}
     for task in tasks:
-        record = _run(name, doc, evaluation, task, files.get(task), defaults or {})
+        record = _run(name, doc, evaluation, task, files, defaults or {})
         if record is not None:
             yield record
 
@@ -117,9 +117,10 @@ def _run(
     doc: ResultsDocument,
     evaluation: Evaluation,
     task: str,
-    samples_file: Path | None,
+    files: dict[str, Path],
     defaults: dict[str, Any],
 ) -> RunRecord | None:
+    samples_file = files.get(task)
     row = doc.results.get(task, doc.groups.get(task, {}))
     subtasks = doc.group_subtasks.get(task) or []
     is_group = task in doc.groups or bool(subtasks)
@@ -183,7 +184,30 @@ def _run(
     except ValidationError as e:
         raise field_error(name, e) from None
     names = metric_names(row)
-    return RunRecord(header=header, cells=tuple(samples.cells(lines, head, names)))
+    cells = samples.cells(lines, head, names)
+    if is_group and not lines:
+        cells = _group_cells(name, doc, subtasks, files)
+    return RunRecord(header=header, cells=tuple(cells))
+
+
+def _group_cells(
+    name: str, doc: ResultsDocument, subtasks: list[str], files: dict[str, Path]
+) -> list[Cell]:
+    """A group's cells: its subtasks' samples, keyed `subtask/doc` and clustered on the
+    subtask, whose samples share a prompt format and topic and are not independent."""
+    cells = []
+    for subtask in subtasks:
+        row = doc.results.get(subtask)
+        if row is None:
+            continue  # a nested group: its own run holds its subtasks
+        listed = listed_metrics(doc.configs.get(subtask, {}))
+        head = headline(row, doc.higher_is_better.get(subtask, {}), listed)
+        lines = _lines(name, doc, subtask, files.get(subtask), {})
+        cells += [
+            cell.model_copy(update={"key": f"{subtask}/{cell.key}", "cluster": subtask})
+            for cell in samples.cells(lines, head, metric_names(row))
+        ]
+    return cells
 
 
 def _lines(

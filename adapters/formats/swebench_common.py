@@ -148,8 +148,22 @@ def reconcile(
 
 
 def cell(key: str, outcome: CellOutcome, metrics: dict[str, Any] | None = None) -> Cell:
+    """An instance's cell, clustered on its repository: instances of one repository
+    share its code base and test suite, so their results are not independent."""
     score = {"passed": 1.0, "failed": 0.0}.get(outcome)
-    return Cell(key=key, outcome=outcome, score=score, metrics=metrics or {})
+    return Cell(
+        key=key, outcome=outcome, score=score, metrics=metrics or {}, cluster=repository(key)
+    )
+
+
+# `owner__repo-number`, as SWE-bench names its instances (`django__django-11099`).
+INSTANCE_REPOSITORY = re.compile(r"^(?P<owner>[^_\s/]+(?:_[^_\s/]+)*)__(?P<repo>[^\s/]+)-[0-9]+$")
+
+
+def repository(instance_id: str) -> str | None:
+    """`owner/repo` of a SWE-bench instance id; None for an id of another shape."""
+    match = INSTANCE_REPOSITORY.match(instance_id)
+    return f"{match['owner']}/{match['repo']}" if match else None
 
 
 def duplicates(ids: Iterable[str]) -> list[str]:

@@ -17,7 +17,15 @@ from statistics import fmean
 from typing import Any
 
 from benchledger.adapters.publication.queries import Queries
+from benchledger.domain.comparison_stats import (
+    Bootstrap,
+    PairedStats,
+    holm,
+    paired_stats,
+    verdict,
+)
 from benchledger.domain.errors import NotFoundError
+from benchledger.domain.pairing import differing_config_keys
 from benchledger.domain.stats import bootstrap_ci, sign_test_p, winner
 from benchledger.projections.latest_select import REASON
 
@@ -79,7 +87,7 @@ def chosen_run(queries: Queries, benchmark: str, side: Side) -> dict[str, Any] |
     """The newest acceptable run of this side on this benchmark, or None."""
     where, params = side.where()
     cursor = queries.conn.execute(
-        "SELECT run_id, score, unit, higher_is_better FROM candidates "
+        "SELECT run_id, agent, config, score, unit, higher_is_better FROM candidates "
         f"WHERE benchmark = ? AND {where} AND {ACCEPTABLE} {NEWEST} LIMIT 1",
         [benchmark, *params],
     )
@@ -115,16 +123,122 @@ def unknown_benchmarks(queries: Queries, benchmarks: list[str]) -> list[str]:
     return [b for b in benchmarks if b not in known]
 
 
-def compare(queries: Queries, a: Side, b: Side, benchmarks: list[str]) -> list[dict[str, Any]]:
-    """One row per benchmark: both scores, the delta B - A, the winner, and the paired
-    per-cell difference where both runs have cells with common keys."""
-    rows = []
+@dataclass(frozen=True)
+class Method:
+    """How `compare` decides: recorded with each comparison, so it can be read back."""
+
+    tolerance: float = 0.05
+    alpha: float = 0.05
+    bootstrap: Bootstrap = "none"
+    seed: int = 0
+    resamples: int = 10_000
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tolerance": self.tolerance,
+            "alpha": self.alpha,
+            "bootstrap": self.bootstrap,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "correction": "holm",
+            "orientation": "B - A",
+        }
+
+
+def compare(
+    queries: Queries, a: Side, b: Side, benchmarks: list[str], method: Method | None = None
+) -> list[dict[str, Any]]:
+    """One row per benchmark: both scores, the delta B - A, and, when the two runs are
+    the same work, the paired statistics of B against A and B's status; p-values are
+    Holm-adjusted across the benchmarks compared."""
+    method = method or Method()
+    rows, stats = [], []
     for benchmark in benchmarks:
         run_a = chosen_run(queries, benchmark, a)
         run_b = chosen_run(queries, benchmark, b)
         higher = _direction(queries, benchmark, run_a, run_b)
-        rows.append(comparison_row(queries, benchmark, run_a, run_b, higher))
+        row, paired_b_a = honest_row(queries, benchmark, run_a, run_b, higher, method)
+        rows.append(row)
+        stats.append(paired_b_a)
+    adjusted = holm([s.p_value if s is not None else None for s in stats])
+    for row, s, p_holm in zip(rows, stats, adjusted, strict=True):
+        if s is None:
+            continue
+        if row["paired"] is not None:
+            row["paired"]["p_holm"] = p_holm
+        row["status"], row["status_rule"] = verdict(
+            s,
+            tolerance=method.tolerance,
+            higher_is_better=bool(row["higher_is_better"]),
+            alpha=method.alpha,
+            adjusted_p=p_holm,
+        )
     return rows
+
+
+def honest_row(
+    queries: Queries,
+    benchmark: str,
+    run_a: dict[str, Any] | None,
+    run_b: dict[str, Any] | None,
+    higher: bool,
+    method: Method,
+) -> tuple[dict[str, Any], PairedStats | None]:
+    """A benchmark's row and, when its runs pair, B's paired statistics against A. A
+    benchmark one side lacks is `missing`; runs of different configs are `not comparable`
+    and name the keys that differ: neither is anyone's win."""
+    row = comparison_row(queries, benchmark, run_a, run_b, higher, cells=False)
+    row["paired"] = None
+    if run_a is None or run_b is None:
+        row["winner"] = "n/a"
+        row["status"] = "missing"
+        row["status_rule"] = f"only {'B' if run_a is None else 'A'} ran it"
+        return row, None
+    differ = differing_config_keys(
+        _config(run_a), _config(run_b), agent_a=run_a["agent"], agent_b=run_b["agent"]
+    )
+    if differ:
+        row["winner"] = "n/a"
+        row["status"] = "not comparable"
+        row["status_rule"] = f"config differs: {', '.join(differ)}"
+        row["config_differs"] = differ
+        return row, None
+    a_values, a_clusters = cell_values_and_clusters(queries, run_a["run_id"])
+    b_values, b_clusters = cell_values_and_clusters(queries, run_b["run_id"])
+    stats = paired_stats(
+        b_values,
+        a_values,
+        clusters={**a_clusters, **b_clusters},
+        bootstrap=method.bootstrap,
+        seed=method.seed,
+        resamples=method.resamples,
+    )
+    row["stats"] = stats.as_dict()
+    if stats.n_paired == 0:
+        return row, stats
+    row["paired"] = {
+        "cells": stats.n_paired,
+        "mean_difference": stats.mean_diff,
+        "ci95_low": stats.ci95[0] if stats.ci95 else None,
+        "ci95_high": stats.ci95[1] if stats.ci95 else None,
+        "p": stats.p_value,
+        "test": _test_name(stats),
+    }
+    return row, stats
+
+
+def _test_name(stats: PairedStats) -> str | None:
+    if stats.p_value is None:
+        return None
+    if stats.binary and not stats.clustered:
+        return "mcnemar_exact"
+    return "paired_t_clustered" if stats.clustered else "paired_t"
+
+
+def _config(run: dict[str, Any]) -> dict[str, Any]:
+    raw = run.get("config")
+    value = json.loads(raw) if isinstance(raw, str) and raw else raw
+    return value if isinstance(value, dict) else {}
 
 
 def comparison_row(
@@ -133,9 +247,12 @@ def comparison_row(
     run_a: dict[str, Any] | None,
     run_b: dict[str, Any] | None,
     higher: bool | None,
+    *,
+    cells: bool = True,
 ) -> dict[str, Any]:
     """One benchmark's row: both runs' scores (and statuses, when the runs state them),
-    the delta B - A, the winner, and the paired per-cell difference."""
+    the delta B - A, the winner, and (with `cells`) the paired per-cell difference as an
+    imported comparison shows it."""
     a_score = run_a["score"] if run_a else None
     b_score = run_b["score"] if run_b else None
     row = {
@@ -152,7 +269,10 @@ def comparison_row(
         row["a_status"] = run_a["status"] if run_a else "missing"
         row["b_status"] = run_b["status"] if run_b else "missing"
     row["unit"] = (run_a or {}).get("unit") or (run_b or {}).get("unit")
-    row["paired"] = paired(queries, run_a["run_id"], run_b["run_id"]) if run_a and run_b else None
+    if cells:
+        row["paired"] = (
+            paired(queries, run_a["run_id"], run_b["run_id"]) if run_a and run_b else None
+        )
     return row
 
 
@@ -182,6 +302,24 @@ def cell_values(queries: Queries, run_id: str) -> dict[str, float]:
         if value is not None:
             values.setdefault(key, float(value))
     return values
+
+
+def cell_values_and_clusters(
+    queries: Queries, run_id: str
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Each cell's value by key (as `cell_values`) and the clusters the cells state."""
+    values: dict[str, float] = {}
+    clusters: dict[str, str] = {}
+    for key, outcome, score, cluster in queries.conn.execute(
+        "SELECT key, outcome, score, cluster FROM cells WHERE run_id = ? ORDER BY rowid",
+        (run_id,),
+    ):
+        value = score if score is not None else OUTCOME_VALUES.get(outcome)
+        if value is not None and key not in values:
+            values[key] = float(value)
+            if cluster is not None:
+                clusters[key] = str(cluster)
+    return values, clusters
 
 
 def paired(queries: Queries, a_run_id: str, b_run_id: str) -> dict[str, Any] | None:

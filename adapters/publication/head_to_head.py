@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from benchledger.adapters.publication.compare import ACCEPTABLE, NEWEST, cell_values
+from benchledger.adapters.publication.compare import (
+    ACCEPTABLE,
+    NEWEST,
+    cell_values_and_clusters,
+)
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.comparison_stats import PairedStats, holm, paired_stats, verdict
 from benchledger.domain.errors import NotFoundError
@@ -284,10 +288,12 @@ def _live(run: dict[str, Any]) -> bool:
 
 
 def paired(queries: Queries, run_t: dict[str, Any], run_b: dict[str, Any]) -> PairedStats:
-    """Target - baseline over the cells both runs scored (values as `compare` reads them)."""
-    return paired_stats(
-        cell_values(queries, run_t["run_id"]), cell_values(queries, run_b["run_id"])
-    )
+    """Target - baseline over the cells both runs scored (values as `compare` reads them),
+    clustered where the cells state a cluster (the target's, else the baseline's)."""
+    values_t, clusters_t = cell_values_and_clusters(queries, run_t["run_id"])
+    values_b, clusters_b = cell_values_and_clusters(queries, run_b["run_id"])
+    clusters = {**clusters_b, **clusters_t}
+    return paired_stats(values_t, values_b, clusters=clusters or None)
 
 
 def settle_statuses(rows: list[dict[str, Any]], tolerance: float) -> None:

@@ -32,9 +32,11 @@ Progress = Callable[[int], None]
 
 def bulk_cells(state: bytes) -> CellBatch:
     """A stored `CellsRecorded` (written by this store's own serializer, so every cell
-    states every field) decoded in one call, its cells as rows."""
+    states every field but an unset cluster) decoded in one call, its cells as rows."""
     data = pydantic_core.from_json(state)
-    rows = [(c["key"], c["outcome"], c["score"], c["metrics"]) for c in data["cells"]]
+    rows = [
+        (c["key"], c["outcome"], c["score"], c["metrics"], c.get("cluster")) for c in data["cells"]
+    ]
     return CellBatch(datetime.fromisoformat(data["timestamp"]), rows)
 
 

@@ -187,7 +187,7 @@ class TestPairedSamples:
             [member] = lm_eval.members(results)
             doc = source(results)
             lines = member.read_text().splitlines()
-            [run] = [r for r in parse(results) if r.cells]
+            [run] = [r for r in parse(results) if r.cells and r.cells[0].cluster is None]
             task = run.header.benchmark
             assert member.name.startswith(f"samples_{task}_")
             assert len(run.cells) == len(lines) == doc["n-samples"][task]["effective"]
@@ -198,9 +198,25 @@ class TestPairedSamples:
 
     def test_pass_counts_match_an_exact_match_score(self, tmp_path: Path) -> None:
         [results] = [p for p in stage_upstream_layout(tmp_path) if "Qwen3" in str(p)]
-        [run] = [r for r in parse(results) if r.cells]
+        [run] = [r for r in parse(results) if r.cells and r.cells[0].cluster is None]
         passed = sum(c.outcome == "passed" for c in run.cells)
         assert (run.header.unit, passed / len(run.cells)) == ("exact_match", run.header.score)
+
+    def test_a_groups_cells_are_its_subtasks_samples_clustered_on_the_subtask(
+        self, tmp_path: Path
+    ) -> None:
+        for results in stage_upstream_layout(tmp_path):
+            runs = {r.header.benchmark: r for r in parse(results)}
+            if "negotiationtom" not in runs:
+                continue
+            group, subtask = runs["negotiationtom"], runs["negotiationtom_intention"]
+            assert [c.key for c in group.cells] == [
+                f"negotiationtom_intention/{c.key}" for c in subtask.cells
+            ]
+            assert {c.cluster for c in group.cells} == {"negotiationtom_intention"}
+            assert [c.outcome for c in group.cells] == [c.outcome for c in subtask.cells]
+            return
+        pytest.fail("no staged results file holds the negotiationtom group")
 
 
 class TestImportingTheCorpus:
@@ -228,6 +244,8 @@ class TestImportingTheCorpus:
             "polymer_tg_prediction": 24,
             "eqbench_ca": 10,
             "negotiationtom_intention": 20,
+            # The group holds its subtask's samples, clustered on the subtask.
+            "negotiationtom": 20,
         }
         assert len(staged) == 4
 

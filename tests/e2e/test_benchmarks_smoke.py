@@ -28,6 +28,11 @@ def run_script(name: str, *args: str) -> str:
 
 
 class TestBenchmarkScripts:
+    def test_comparison_stats_prints_its_throughput_against_numpy(self) -> None:
+        out = run_script("comparison_stats.py", "--cells", "2000", "--repeat", "1")
+        assert re.search(r"paired_stats, clustered +[0-9.]+ s +[0-9,]+ cells/s", out)
+        assert "RATIO benchledger/plain" in out and "bootstrap mean" in out
+
     def test_ingest_prints_its_ratio_against_the_plain_importer(self) -> None:
         out = run_script("ingest.py", "--cells", "600", "--run-size", "200", "--repeat", "1")
         assert "RATIO benchledger/plain" in out

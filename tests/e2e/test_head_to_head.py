@@ -325,3 +325,16 @@ def test_tokens_cache_and_calls_come_from_the_trajectory_turns(
         "LLM calls +1",
         "cached-token % -20.00",
     ]
+
+
+def test_cells_with_a_cluster_get_clustered_statistics(
+    invoke: Invoke, tmp_path: Path, add: Add
+) -> None:
+    def clustered(passed: Sequence[bool]) -> list[dict[str, Any]]:
+        return [{**c, "cluster": f"repo-{i % 10}"} for i, c in enumerate(cells(passed))]
+
+    for agent, right in ((TARGET, 120), (BASELINE, 100)):
+        doc = run_json("swe", agent, score=right / N, cells=clustered(outcomes(right)))
+        invoke("import", str(write_json(tmp_path / f"{agent}-swe.json", doc)))
+    [row] = h2h(invoke)["report_rows"]
+    assert row["paired"]["clustered"] is True and row["paired"]["n_clusters"] == 10

@@ -123,9 +123,23 @@ class TestDecodedInBulk:
         slow = Envelope(*args, decode=lambda: event)
         assert quick.cells() == slow.cells()
         assert quick.cells().rows == [
-            ("a", "failed", None, {"m": [1, "x"]}),
-            ("b", "passed", None, {}),
+            ("a", "failed", None, {"m": [1, "x"]}, None),
+            ("b", "passed", None, {}, None),
         ]
+
+    def test_a_cell_cluster_is_decoded_either_way_and_unset_ones_are_not_written(self) -> None:
+        cells = (
+            Cell(key="a", outcome="passed", cluster="django/django"),
+            Cell(key="b", outcome="failed"),
+        )
+        event = CellsRecorded(originator_id=uuid4(), originator_version=2, cells=cells)
+        state = event.__pydantic_serializer__.to_json(event)
+        assert state.count(b'"cluster"') == 1
+        args = (7, event.originator_id, 2, CellsRecorded.TOPIC, state)
+        quick = Envelope(*args, decode=lambda: event, decode_cells=lambda: bulk_cells(state))
+        slow = Envelope(*args, decode=lambda: event)
+        assert quick.cells() == slow.cells()
+        assert [row[4] for row in quick.cells().rows] == ["django/django", None]
 
 
 def folded_event_classes(projection: Any) -> set[str]:

@@ -384,6 +384,24 @@ class TestSamples:
         assert runs["gsm8k"].header.provenance["samples"] == f"samples_gsm8k_{STAMP}.jsonl"
         assert runs["suite_a"].cells == ()
 
+    def test_a_groups_cells_are_its_subtasks_samples_clustered_on_the_subtask(
+        self, tmp_path: Path
+    ) -> None:
+        results = self.results_with_samples(tmp_path, [sample(0, exact_match=1.0)])
+        write_sample_lines(
+            tmp_path / f"samples_suite_a_{STAMP}.jsonl", [sample(0, acc=1.0), sample(1, acc=0.0)]
+        )
+        write_sample_lines(tmp_path / f"samples_suite_b_{STAMP}.jsonl", [sample(0, acc=1.0)])
+        runs = by_task(parse_path(results))
+        group = runs["suite"].cells
+        assert [(c.key, c.cluster, c.outcome) for c in group] == [
+            ("suite_a/0", "suite_a", "passed"),
+            ("suite_a/1", "suite_a", "failed"),
+            ("suite_b/0", "suite_b", "passed"),
+        ]
+        assert [c.cluster for c in runs["suite_a"].cells] == [None, None]
+        assert [c.cluster for c in runs["gsm8k"].cells] == [None]
+
     def test_several_filters_key_cells_by_doc_id_and_filter(self, tmp_path: Path) -> None:
         lines = [
             sample(0, filter="strict-match", exact_match=0.0),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchledger.adapters.formats import swebench
+from benchledger.adapters.formats import swebench, swebench_common
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import RunRecord
 
@@ -158,6 +158,27 @@ class TestExperimentsSubmissions:
             IDS[4]: ("failed", "no_logs"),
         }
         assert "496 of 500 instances are in no list" in h.provenance["quirks"][0]
+
+    def test_each_instance_is_clustered_on_its_repository(self, tmp_path: Path) -> None:
+        [run] = parse(submission(tmp_path))
+        assert {c.cluster for c in run.cells} == {"django/django"}
+
+    @pytest.mark.parametrize(
+        ("instance_id", "repository"),
+        [
+            ("django__django-11099", "django/django"),
+            ("scikit-learn__scikit-learn-10297", "scikit-learn/scikit-learn"),
+            ("sphinx-doc__sphinx-8721", "sphinx-doc/sphinx"),
+            ("psf__requests-2317", "psf/requests"),
+            ("my_org__my-repo-12", "my_org/my-repo"),
+            ("not-an-instance", None),
+            ("django__django", None),
+        ],
+    )
+    def test_the_repository_is_read_from_the_instance_id(
+        self, instance_id: str, repository: str | None
+    ) -> None:
+        assert swebench_common.repository(instance_id) == repository
 
     def test_the_run_key_is_the_split_and_folder_whatever_the_copys_version_suffix(
         self, tmp_path: Path

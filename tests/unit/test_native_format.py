@@ -106,6 +106,21 @@ class TestJsonl:
         records = parse("r.jsonl", "\n".join(json.dumps(x) for x in lines))
         assert parse("again.jsonl", native.dump_jsonl(records)) == records
 
+    def test_a_cell_cluster_is_read_from_json_and_jsonl_and_dumped_back(self) -> None:
+        cell = {"key": "django__django-11099", "outcome": "passed", "cluster": "django/django"}
+        [record] = parse("r.json", json.dumps({**HEADER, "cells": [cell]}))
+        assert record.cells[0].cluster == "django/django"
+        lines = [{"type": "run", **HEADER, "run_key": "r1"}, {"type": "cell", **cell}]
+        records = parse("r.jsonl", "\n".join(json.dumps(x) for x in lines))
+        assert records[0].cells[0].cluster == "django/django"
+        assert '"cluster": "django/django"' in native.dump_jsonl(records)
+        assert parse("again.jsonl", native.dump_jsonl(records)) == records
+
+    def test_an_empty_cluster_is_refused(self) -> None:
+        cell = {"key": "a", "outcome": "passed", "cluster": ""}
+        with pytest.raises(InputFormatError, match="cluster"):
+            parse("r.json", json.dumps({**HEADER, "cells": [cell]}))
+
 
 class TestStrictness:
     @pytest.mark.parametrize("score", [True, False, "0.5", "1"])
@@ -187,6 +202,7 @@ def test_the_json_schema_describes_runs_and_cells() -> None:
     assert {"benchmark", "agent", "model", "status"} <= set(schema["required"])
     assert schema["properties"]["cells"]["items"] == {"$ref": "#/$defs/Cell"}
     assert "outcome" in schema["$defs"]["Cell"]["properties"]
+    assert "cluster" in schema["$defs"]["Cell"]["properties"]
 
 
 def cell_line(key: str, **extra: object) -> str:
