@@ -66,6 +66,7 @@ def plain_file(path: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]
                     obj["outcome"],
                     obj.get("score"),
                     encode_metrics(metrics) if metrics else None,
+                    obj.get("cluster"),
                 )
             )
             counts[obj["outcome"]] += 1

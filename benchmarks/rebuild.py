@@ -96,6 +96,7 @@ def fold_into(conn: sqlite3.Connection, source: sqlite3.Connection) -> None:
                         cell["outcome"],
                         cell.get("score"),
                         encode_metrics(metrics) if metrics else None,
+                        cell.get("cluster"),
                     )
                 )
                 tally[cell["outcome"]] += 1
