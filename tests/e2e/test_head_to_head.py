@@ -338,3 +338,12 @@ def test_cells_with_a_cluster_get_clustered_statistics(
         invoke("import", str(write_json(tmp_path / f"{agent}-swe.json", doc)))
     [row] = h2h(invoke)["report_rows"]
     assert row["paired"]["clustered"] is True and row["paired"]["n_clusters"] == 10
+
+
+def test_both_sides_measured_zero_is_weak_and_queued(invoke: Invoke, add: Add) -> None:
+    add("alpha", TARGET, outcomes(0))
+    add("alpha", BASELINE, outcomes(0))
+    data = h2h(invoke, "--enforce-comparable", expect=3)
+    [row] = data["report_rows"]
+    assert (row["comparison_status"], row["target_accuracy"]) == ("weak", 0.0)
+    assert [e["comparison_status"] for e in data["improvement_queue"]] == ["weak"]
