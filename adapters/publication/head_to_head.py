@@ -440,6 +440,22 @@ def report_command(benchmark: str, target: Side, baseline: Side, options: Option
     return shlex.join(words)
 
 
+def diagnosis(row: dict[str, Any]) -> list[str]:
+    """Deterministic notes on what a queued row lacks or loses, for whoever picks it up."""
+    notes = []
+    for side in ("target", "baseline"):
+        if row[f"{side}_run_id"] is None:
+            notes.append(f"missing evidence: no {side} run")
+        elif row[f"{side}_total"] is None:
+            notes.append(f"missing evidence: no {side} outcomes")
+    if not row["token_evidence"] and row["target_run_id"] and row["baseline_run_id"]:
+        notes.append("missing evidence: token, cache or LLM-call telemetry")
+    if (row["accuracy_delta"] or 0) < 0:
+        notes.append(f"accuracy loss {row['accuracy_delta']:.4f}")
+    notes += [f"extra cost: {r}" for r in row["efficiency_regressions"]]
+    return notes
+
+
 def queues(
     rows: list[dict[str, Any]], target: Side, baseline: Side, options: Options
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -463,6 +479,7 @@ def queues(
             "reason": row["status_reason"],
             "target": row["_locations"]["target"],
             "baseline": row["_locations"]["baseline"],
+            "diagnosis": diagnosis(row),
             "rerun_commands": reruns,
             "report_command": report_command(row["benchmark"], target, baseline, options),
         }

@@ -161,6 +161,8 @@ class TestTheReport:
             "--model gpt-oss-120b --extra '{\"limit\":200}' --force"
         )
         assert "--enforce-coverage" not in gamma["report_command"]
+        assert gamma["diagnosis"] == ["accuracy loss -0.4000"]
+        assert queue[0]["diagnosis"] == ["missing evidence: no baseline run"]
 
     def test_no_regression_against_a_previous_summary(self, invoke: Invoke, tmp_path: Path) -> None:
         before = h2h(invoke)
