@@ -79,7 +79,7 @@ def enforce_options(command: Any) -> Any:
     type=click.FloatRange(min=0),
     default=h2h.DEFAULT_TOLERANCE,
     show_default=True,
-    help="Largest accuracy difference still called comparable",
+    help="Largest detectable effect (MDE at 80% power) still called comparable",
 )
 @enforce_options
 @click.option(
