@@ -82,6 +82,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Compare two sides benchmark by benchmark, and record the comparison.",
     ),
     "view-comparison": ("compare", "Show a recorded comparison exactly as compare printed it."),
+    "head-to-head": (
+        "head_to_head",
+        "Report a target agent against a baseline per benchmark, and record the report.",
+    ),
+    "view-head-to-head": (
+        "head_to_head",
+        "Show a recorded head-to-head report exactly as head-to-head printed it.",
+    ),
     "export-latest": (
         "export",
         "Write the latest/ snapshot: one JSON file per row, and latest/index.json.",

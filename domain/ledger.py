@@ -8,8 +8,8 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from benchledger.domain import benchmark as benchmark_model
+from benchledger.domain import head_to_head, run_rules, verdicts
 from benchledger.domain import run as run_model
-from benchledger.domain import run_rules, verdicts
 from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError
 from benchledger.domain.executing import Executing
@@ -224,6 +224,17 @@ class Ledger(Importing, Executing):
             [
                 verdicts.first_event(
                     verdicts.ComparisonRecorded, stream, comparison_id=comparison_id, **fields
+                )
+            ]
+        )
+        return stream
+
+    def record_head_to_head(self, report_id: str, **fields: Any) -> UUID:
+        stream = natural_id("head_to_head", report_id)
+        self._save(
+            [
+                verdicts.first_event(
+                    head_to_head.HeadToHeadRecorded, stream, report_id=report_id, **fields
                 )
             ]
         )

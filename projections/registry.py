@@ -7,6 +7,7 @@ from benchledger.projections.benchmarks import BenchmarksProjection
 from benchledger.projections.cells import CellsProjection
 from benchledger.projections.chain import ChainProjection
 from benchledger.projections.events import EventsProjection
+from benchledger.projections.head_to_head import HeadToHeadProjection
 from benchledger.projections.imports import ImportsProjection
 from benchledger.projections.latest import LatestProjection
 from benchledger.projections.run_groups import RunGroupsProjection
@@ -27,4 +28,5 @@ def all_projections() -> list[Projection]:
         ImportsProjection(),
         LatestProjection(),
         VerdictsProjection(),
+        HeadToHeadProjection(),
     ]

@@ -40,6 +40,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
             "rankings",
         ),
     ),
+    "head_to_head": (1, ("head_to_head_reports", "head_to_head_rows")),
 }
 
 STATE_TABLE = "_projection_state"

@@ -1,0 +1,255 @@
+"""A target agent head to head with a baseline; a recorded report shown again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from benchledger.adapters.publication import head_to_head as h2h
+from benchledger.adapters.publication import head_to_head_files as files
+from benchledger.commands.context import LedgerContext, actor, as_of_option
+from benchledger.commands.publish import benchmark_filters, split
+
+pass_ledger = click.make_pass_decorator(LedgerContext)
+
+ENFORCE = (
+    ("comparable", "every benchmark is superior or comparable (exit 3)"),
+    ("token-evidence", "both sides of every row have token, cache and LLM-call evidence (4)"),
+    ("required-stats", "both sides have right/wrong/total; live rows also token evidence (5)"),
+    ("coverage", "every registered benchmark (after the filters) has both sides (6)"),
+    ("report", "coverage, comparable and required stats, plus the other enforced gates (7)"),
+    ("efficiency", "the target uses no more tokens or calls and caches no less (8)"),
+    ("no-regression", "no target accuracy below --compare-summary's (9)"),
+    ("quality", "--quality-guardrail-summary says ok (10)"),
+    ("trajectory-reviews", "both sides have trajectory turns with cache telemetry (11)"),
+    ("live-report", "no side is a smoke, dry-run, mock or synthetic run (12)"),
+    (
+        "release",
+        "all of live, coverage, comparable, stats, tokens, trajectories, "
+        "efficiency and quality (13)",
+    ),
+)
+
+
+def _side(_ctx: click.Context, _param: click.Parameter, value: str) -> h2h.Side:
+    try:
+        return h2h.parse_side(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _json_file(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Any:
+    if value is None:
+        return None
+    try:
+        data = json.loads(value.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise click.BadParameter(f"{value}: {e}") from None
+    if not isinstance(data, dict):
+        raise click.BadParameter(f"{value}: not a JSON object")
+    return data
+
+
+def enforce_options(command: Any) -> Any:
+    for name, meaning in reversed(ENFORCE):
+        dest = "enforce_" + name.replace("-", "_")
+        command = click.option(f"--enforce-{name}", dest, is_flag=True, help=meaning)(command)
+    return command
+
+
+@click.command(name="head-to-head")
+@click.option(
+    "--target", required=True, metavar="SPEC", callback=_side, help="agent[@provider:model]"
+)
+@click.option(
+    "--baseline", required=True, metavar="SPEC", callback=_side, help="agent[@provider:model]"
+)
+@click.option(
+    "--benchmarks",
+    multiple=True,
+    metavar="A,B",
+    help="Benchmarks to compare, comma-separated, repeatable (default: all either side ran)",
+)
+@benchmark_filters
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(min=0),
+    default=h2h.DEFAULT_TOLERANCE,
+    show_default=True,
+    help="Largest detectable effect (MDE at 80% power) still called comparable",
+)
+@enforce_options
+@click.option(
+    "--compare-summary",
+    "previous",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    callback=_json_file,
+    help="A previous report's summary.json, for --enforce-no-regression",
+)
+@click.option(
+    "--quality-guardrail-summary",
+    "quality",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    callback=_json_file,
+    help="A readiness report (JSON with ok: true or exit_code: 0), for --enforce-quality",
+)
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), help="Write the report files here"
+)
+@click.option(
+    "--publish-latest-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write <benchmark>__<target>_vs_<baseline>.json rows and index.json here",
+)
+@as_of_option
+@click.option("--by", help="Who asked (default: your user name)")
+@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table")
+@pass_ledger
+def head_to_head(
+    ctx: LedgerContext,
+    /,
+    target: h2h.Side,
+    baseline: h2h.Side,
+    benchmarks: tuple[str, ...],
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    tolerance: float,
+    previous: dict[str, Any] | None,
+    quality: dict[str, Any] | None,
+    out: Path | None,
+    publish_latest_dir: Path | None,
+    as_of: str | None,
+    by: str | None,
+    as_json: bool,
+    **enforce_flags: bool,
+) -> None:
+    """Report a target agent against a baseline per benchmark, and record the report.
+
+    Per benchmark: the target's newest acceptable run and the baseline's newest
+    with the same comparison signature (else `not comparable`, naming the keys
+    that differ; a side without a run is `missing`, never a win). Rows carry
+    right/wrong/total and accuracy, input/output/total/cached tokens, cached %,
+    LLM calls, target - baseline deltas, the paired statistics, both run ids and
+    a comparison_status: superior, comparable (no significant difference and a
+    detectable effect within --tolerance), inferior, weak (both measured zero),
+    missing, not comparable or inconclusive. An improvement queue (inferior, weak,
+    missing) and an efficiency queue carry rerun commands without secrets.
+
+    Exit codes: 0 ok, 2 preflight (nothing to compare, unknown agent), then the
+    first failing enforced gate in this order: 3 comparable, 4 token evidence,
+    5 required stats, 6 coverage, 7 report, 8 efficiency, 9 no regression,
+    10 quality, 11 trajectory reviews, 12 live report, 13 release. The rules
+    are in docs/head-to-head.md. view-head-to-head ID shows the report again.
+
+    \b
+    Example:
+        benchledger head-to-head --target eliza --baseline opencode --out report/
+        benchledger head-to-head --target eliza@cerebras:gpt-oss-120b \\
+            --baseline opencode@cerebras:gpt-oss-120b --benchmarks swe_bench \\
+            --enforce-comparable --enforce-efficiency --publish-latest-dir latest/
+    """
+    enforce = tuple(g for g in h2h.GATES if enforce_flags.get(f"enforce_{g}"))
+    if "no_regression" in enforce and previous is None:
+        raise click.UsageError("--enforce-no-regression needs --compare-summary PREV")
+    if target == baseline:
+        raise click.UsageError("--target and --baseline name the same side")
+    queries = ctx.queries(as_of)
+    for side in (target, baseline):
+        if not h2h.known_agent(queries, side):
+            _preflight(f"unknown agent: {side.spec} has no runs in the ledger")
+    names = _selected(
+        [n.strip() for v in benchmarks for n in v.split(",") if n.strip()]
+        or h2h.benchmarks_of(queries, target, baseline),
+        include_benchmarks,
+        exclude_benchmarks,
+    )
+    if not names:
+        _preflight("nothing to compare: no selected benchmark has a run of either side")
+    registered = [
+        str(r[0])
+        for r in queries.conn.execute("SELECT benchmark FROM benchmarks ORDER BY benchmark")
+    ]
+    options = h2h.Options(
+        tolerance=tolerance,
+        enforce=enforce,
+        coverage=tuple(_selected(registered, include_benchmarks, exclude_benchmarks)),
+        previous=previous,
+        quality=quality,
+        publish_latest_dir=str(publish_latest_dir) if publish_latest_dir else None,
+    )
+    report = h2h.build(queries, target, baseline, names, options)
+    position, head = queries.head()
+    report_id = h2h.new_report_id()
+    ctx.services.ledger.record_head_to_head(
+        report_id,
+        target=target.as_dict(),
+        baseline=baseline.as_dict(),
+        benchmarks=names,
+        options=options.as_dict(),
+        report=report,
+        position=position,
+        head_sha256=head,
+        actor=actor(by),
+    )
+    ctx.services.runner.catch_up()
+    # Rendered from the event just appended, so view-head-to-head gives the very same bytes.
+    stored = h2h.stored(ctx.queries(), report_id)
+    _emit(stored, as_json, out, publish_latest_dir)
+    click.get_current_context().exit(stored["report"]["exit_code"])
+
+
+@click.command(name="view-head-to-head")
+@click.argument("report_id", metavar="ID")
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), help="Write the report files here"
+)
+@click.option(
+    "--publish-latest-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write its latest-style rows and index.json here",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table")
+@pass_ledger
+def view_head_to_head(
+    ctx: LedgerContext,
+    report_id: str,
+    out: Path | None,
+    publish_latest_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Show a recorded head-to-head report exactly as head-to-head printed it.
+
+    It is read from its event, never recomputed, and exits 0 whatever the
+    report's own exit code (printed in its last line and in summary.json).
+
+    \b
+    Example:
+        benchledger view-head-to-head h2h_20261001T090000Z_1a2b3c4d
+        benchledger view-head-to-head h2h_20261001T090000Z_1a2b3c4d --out again/
+    """
+    _emit(h2h.stored(ctx.queries(), report_id), as_json, out, publish_latest_dir)
+
+
+def _emit(stored: dict[str, Any], as_json: bool, out: Path | None, latest: Path | None) -> None:
+    if out is not None:
+        files.write_out(out, stored)
+    if latest is not None:
+        files.publish_latest(latest, stored)
+    click.echo(files.summary_json(stored).rstrip("\n") if as_json else files.text(stored))
+
+
+def _selected(names: list[str], include: str, exclude: str) -> list[str]:
+    """In the order given, each once: only the included ones, none of the excluded."""
+    only, left_out = set(split(include)), set(split(exclude))
+    return [n for n in dict.fromkeys(names) if (not only or n in only) and n not in left_out]
+
+
+def _preflight(message: str) -> None:
+    click.echo(f"Error: {message}", err=True)
+    click.get_current_context().exit(h2h.EXIT_CODES["preflight_failed"])
+
+
+COMMANDS = [head_to_head, view_head_to_head]
