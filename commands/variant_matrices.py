@@ -73,7 +73,11 @@ def _grids(found: list[am.RunMatrices], weights: dict[str, float] | None, fmt: s
 
 
 def _pairs(found: list[am.RunMatrices], fmt: str | None) -> None:
-    rows = [am.pair_row(m, p) for m in found for p in m.pairs]
+    rows = [
+        am.pair_row(m, p, stats)
+        for m in found
+        for p, stats in zip(m.pairs, am.pair_stats(m), strict=True)
+    ]
     if fmt in ("json", "csv"):
         emit(rows, fmt)
         return
@@ -87,5 +91,7 @@ def _pairs(found: list[am.RunMatrices], fmt: str | None) -> None:
         "ties",
         "mean_delta",
         "mean_abs_delta",
+        "p_holm",
+        "sign_test_p",
     ]
     emit(rows, None, columns=columns, empty="No variant pairs in the selected runs.")

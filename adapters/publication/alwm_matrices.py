@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchledger.adapters.publication.queries import Queries
+from benchledger.domain import comparison_stats as cs
 from benchledger.domain import variant_matrix as vm
 
 
@@ -156,6 +157,38 @@ def grid_rows(m: RunMatrices) -> list[dict[str, Any]]:
         for v in m.grid.variants
         for p in m.grid.prompts
     ]
+
+
+def pair_stats(m: RunMatrices) -> list[dict[str, Any]]:
+    """Each pair's statistics, in `m.pairs` order: the paired comparison of the two
+    variants' scores over their common prompts (`paired_stats`: mean difference, its
+    SE and 95% interval, t-test p, detectable effect), Holm-adjusted across the run's
+    unordered pairs (a vs b and b vs a are one test), and the exact sign test of wins
+    against losses (ties dropped: McNemar's exact test on the two counts is that test)."""
+    computed = []
+    for p in m.pairs:
+        stats = cs.paired_stats(
+            dict(zip(p.prompts, p.a_scores, strict=True)),
+            dict(zip(p.prompts, p.b_scores, strict=True)),
+        )
+        computed.append((p, stats))
+    tests = sorted({tuple(sorted((p.a, p.b))) for p in m.pairs})
+    p_of = {tuple(sorted((p.a, p.b))): s.p_value for p, s in computed}
+    adjusted = dict(zip(tests, cs.holm([p_of[t] for t in tests]), strict=True))
+    out = []
+    for p, s in computed:
+        sign_p = cs.mcnemar(p.wins, p.losses)[0]
+        out.append(
+            {
+                "se": s.se,
+                "ci95": list(s.ci95) if s.ci95 is not None else None,
+                "p_value": s.p_value,
+                "p_holm": adjusted[tuple(sorted((p.a, p.b)))],
+                "sign_test_p": sign_p,
+                "mde80": s.mde80,
+            }
+        )
+    return out
 
 
 def pair_row(m: RunMatrices, p: vm.Pair, stats: Mapping[str, Any] | None = None) -> dict[str, Any]:
