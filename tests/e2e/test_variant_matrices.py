@@ -346,3 +346,29 @@ class TestCampaigns:
             ("camp__0001", "camp"),
         ]
         assert out_json(invoke, "--grid", "--campaign", "nope") == []
+
+
+class TestSelection:
+    def test_as_of_shows_the_runs_the_ledger_held_then(
+        self, tmp_path: Path, invoke: Invoke
+    ) -> None:
+        write_run(tmp_path / "a" / "r1", "r1")
+        write_run(tmp_path / "b" / "r2", "r2")
+        invoke("import", str(tmp_path / "a"))
+        head = str(json.loads(invoke("verify", "--json").stdout)["head_position"])
+        invoke("import", str(tmp_path / "b"))
+        assert [d["run_key"] for d in out_json(invoke, "--grid")] == ["r1", "r2"]
+        assert [d["run_key"] for d in out_json(invoke, "--grid", "--as-of", head)] == ["r1"]
+
+    def test_run_group_picks_one_imports_runs(
+        self, tmp_path: Path, invoke: Invoke, db: Path
+    ) -> None:
+        write_run(tmp_path / "a" / "r1", "r1")
+        write_run(tmp_path / "b" / "r2", "r2")
+        invoke("import", str(tmp_path / "a"))
+        invoke("import", str(tmp_path / "b"))
+        conn = sqlite3.connect(db)
+        (group,) = conn.execute("SELECT run_group_id FROM runs WHERE run_key = 'r2'").fetchone()
+        conn.close()
+        docs = out_json(invoke, "--pairwise", "--run-group", group[:8])
+        assert {d["run_key"] for d in docs} == {"r2"}
