@@ -102,10 +102,8 @@ class CampaignsProjection(Projection):
         event = envelope.event
         if not isinstance(event, RunStarted):
             return
-        campaign = event.provenance.get("campaign")
-        campaign = campaign if isinstance(campaign, Mapping) else None
-        fingerprints = event.config.get("comparison_fingerprints")
-        fingerprints = fingerprints if isinstance(fingerprints, Mapping) else {}
+        campaign = _mapping(event.provenance.get("campaign"))
+        fingerprints = _mapping(event.config.get("comparison_fingerprints")) or {}
         campaign_id = _text(campaign.get("campaign_id")) if campaign else None
         if campaign_id is None and not fingerprints:
             return  # neither a campaign member nor a run stating fingerprints
@@ -123,14 +121,13 @@ class CampaignsProjection(Projection):
         others = {k: v for k, v in fingerprints.items() if k not in AXES}
         # As imported; a run this ledger ran has its status in `runs` only.
         status = str(event.status) if isinstance(event, RunImported) else None
-        index = campaign.get("run_index") if campaign else None
         yield (
             MEMBER,
             (
                 envelope.stream_id,
                 event.run_key,
                 campaign_id,
-                index if isinstance(index, int) and not isinstance(index, bool) else None,
+                _index(campaign.get("run_index")) if campaign else None,
                 event.benchmark,
                 status,
                 *(_text(fingerprints.get(axis)) for axis in AXES),
@@ -139,6 +136,14 @@ class CampaignsProjection(Projection):
         )
         if campaign_id is not None:
             yield COUNT, (campaign_id, campaign_id, campaign_id)
+
+
+def _mapping(value: Any) -> Mapping[str, Any] | None:
+    return value if isinstance(value, Mapping) else None
+
+
+def _index(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text(value: Any) -> str | None:
