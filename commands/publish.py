@@ -10,9 +10,11 @@ from typing import Any, TypeVar
 
 import click
 
+from benchledger.adapters.publication.alwm_matrices import Selection
 from benchledger.adapters.publication.compare import cell_values_and_clusters
 from benchledger.adapters.publication.publication import load
 from benchledger.adapters.publication.queries import Queries
+from benchledger.commands import variant_matrices
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short
 from benchledger.domain.comparison_stats import ALPHA
@@ -208,6 +210,35 @@ def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
 @benchmark_filters
 @as_of_option
 @click.option("--json", "as_json", is_flag=True, help="Output the matrix contract as JSON")
+@click.option(
+    "--grid",
+    "kind",
+    flag_value="grid",
+    help="Per variant x prompt run: variants x prompts, the weighted rubric score",
+)
+@click.option(
+    "--pairwise",
+    "kind",
+    flag_value="pairwise",
+    help="Per variant x prompt run: variant vs variant wins, losses, ties over prompts",
+)
+@click.option("--campaign", metavar="ID", help="Only the member runs of this alwm campaign")
+@click.option("--run-group", metavar="ID", help="Only runs of this run group (id or prefix)")
+@click.option("--run", "runs", multiple=True, metavar="RUN", help="Only this run (repeatable)")
+@click.option(
+    "--weights",
+    default="",
+    metavar="C=W,...",
+    help="Re-score each cell from its criteria with these weights (default: the recorded score)",
+)
+@click.option(
+    "--tie-tolerance",
+    default=0.0,
+    show_default=True,
+    type=float,
+    help="Score differences up to this count as ties (--pairwise)",
+)
+@click.option("--csv", "as_csv", is_flag=True, help="Output CSV (--grid, --pairwise)")
 @pass_ledger
 def matrix(
     ctx: LedgerContext,
@@ -216,14 +247,48 @@ def matrix(
     exclude_benchmarks: str,
     as_of: str | None,
     as_json: bool,
+    kind: str | None,
+    campaign: str | None,
+    run_group: str | None,
+    runs: tuple[str, ...],
+    weights: str,
+    tie_tolerance: float,
+    as_csv: bool,
 ) -> None:
     """Benchmarks x agents: the latest score, or why a cell has none.
+
+    With --grid or --pairwise, the matrices of runs whose cells are variants x
+    prompts (alwm runs, or any run whose cells carry variant_id / prompt_id
+    metrics or have '<variant>__<prompt>' keys), one per run: the grid of
+    weighted rubric scores, or each variant against each other over the prompts
+    both answered (a prompt only one side has is counted apart, never a win).
 
     \b
     Example:
         benchledger matrix
         benchledger matrix --harnesses eliza,hermes,openclaw --json
+        benchledger matrix --grid --campaign multi_suite
+        benchledger matrix --pairwise --include-benchmarks bench.x --csv
     """
+    if kind is not None:
+        selection = Selection(
+            split(include_benchmarks), split(exclude_benchmarks), campaign, run_group, runs
+        )
+        fmt = "json" if as_json else "csv" if as_csv else None
+        variant_matrices.show(
+            ctx,
+            kind,
+            selection,
+            as_of=as_of,
+            weights=weights,
+            tie_tolerance=tie_tolerance,
+            fmt=fmt,
+        )
+        return
+    if as_csv or campaign or run_group or runs or weights:
+        raise click.UsageError(
+            "--csv, --campaign, --run-group, --run and --weights need --grid or --pairwise"
+        )
     view = load(ctx.queries(as_of), split(include_benchmarks), split(exclude_benchmarks))
     contract = view.matrix(split(harnesses) or None)
     if as_json:

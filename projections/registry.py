@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchledger.projections.base import Projection
 from benchledger.projections.benchmarks import BenchmarksProjection
+from benchledger.projections.campaigns import CampaignsProjection
 from benchledger.projections.cells import CellsProjection
 from benchledger.projections.chain import ChainProjection
 from benchledger.projections.events import EventsProjection
@@ -23,6 +24,7 @@ def all_projections() -> list[Projection]:
         RunGroupsProjection(),
         RunsProjection(),
         CellsProjection(),
+        CampaignsProjection(),
         TrajectoriesProjection(),
         BenchmarksProjection(),
         ImportsProjection(),

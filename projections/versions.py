@@ -14,6 +14,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "run_groups": (5, ("run_groups", "skips")),
     "runs": (5, ("runs",)),
     "cells": (2, ("cells",)),
+    "campaigns": (1, ("campaigns", "run_fingerprints")),
     "trajectories": (1, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (1, ("imports",)),
