@@ -10,6 +10,7 @@ import click
 
 from benchledger.adapters.publication import head_to_head as h2h
 from benchledger.adapters.publication import head_to_head_files as files
+from benchledger.adapters.publication.compare import benchmarks_of
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.publish import benchmark_filters, split
 
@@ -162,7 +163,7 @@ def head_to_head(
             _preflight(f"unknown agent: {side.spec} has no runs in the ledger")
     names = _selected(
         [n.strip() for v in benchmarks for n in v.split(",") if n.strip()]
-        or h2h.benchmarks_of(queries, target, baseline),
+        or benchmarks_of(queries, target, baseline),
         include_benchmarks,
         exclude_benchmarks,
     )

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from statistics import fmean
-from typing import Any
+from typing import Any, Protocol
 
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.comparison_stats import (
@@ -97,7 +97,13 @@ def chosen_run(queries: Queries, benchmark: str, side: Side) -> dict[str, Any] |
     return dict(zip([d[0] for d in cursor.description], row, strict=True))
 
 
-def benchmarks_of(queries: Queries, a: Side, b: Side) -> list[str]:
+class Selecting(Protocol):
+    """A side of a comparison or head-to-head: SQL over `candidates` for its runs."""
+
+    def where(self) -> tuple[str, list[str]]: ...
+
+
+def benchmarks_of(queries: Queries, a: Selecting, b: Selecting) -> list[str]:
     """Every benchmark where either side has an acceptable run, by name."""
     clauses, params = [], []
     for side in (a, b):

@@ -152,21 +152,6 @@ def known_agent(queries: Queries, side: Side) -> bool:
     return row.fetchone() is not None
 
 
-def benchmarks_of(queries: Queries, target: Side, baseline: Side) -> list[str]:
-    """Every benchmark where either side has an acceptable run, by name."""
-    clauses, params = [], []
-    for side in (target, baseline):
-        where, side_params = side.where()
-        clauses.append(f"({where})")
-        params += side_params
-    rows = queries.conn.execute(
-        f"SELECT DISTINCT benchmark FROM candidates WHERE ({' OR '.join(clauses)}) "
-        f"AND {ACCEPTABLE} ORDER BY benchmark",
-        params,
-    )
-    return [str(r[0]) for r in rows]
-
-
 def _runs(queries: Queries, benchmark: str, side: Side, extra: str = "", *args: str) -> Any:
     where, params = side.where()
     cursor = queries.conn.execute(
