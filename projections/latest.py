@@ -49,7 +49,7 @@ from benchledger.projections.base import (
     topics_of,
     uid,
 )
-from benchledger.projections.latest_select import SETTLE
+from benchledger.projections.latest_select import SETTLE, config_flagged
 from benchledger.projections.runs import fact_columns
 
 ROW: dict[str, type] = {
@@ -369,6 +369,9 @@ class LatestProjection(Projection):
             yield _set("status"), ("recovered", pos, run_id)
         elif isinstance(event, RunFactsAdded):
             sets, params = fact_columns(event, CANDIDATE_COLUMNS)
+            if (marker := result_flag(event.facts)) is not None:
+                sets.append("label_marker = coalesce(label_marker, ?)")
+                params.append(marker)
             sets.append("position = ?")
             params += [pos, run_id]
             yield f"UPDATE [{{candidates}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)
@@ -379,3 +382,14 @@ class LatestProjection(Projection):
     def settle(self) -> Iterable[Change]:
         for statement in SETTLE:
             yield statement, ()
+
+
+def result_flag(facts: dict[str, Any]) -> str | None:
+    """`truthy_non_real_flag` when an executed run's own result file flags it as not real
+    (`mock: true`, say) while the run's config, which keeps the request's values for the
+    signature, says otherwise: the file's config is then kept under provenance
+    `result_config` (`facts.result_additions`), and the run is quarantined as importing
+    that file would quarantine it."""
+    provenance = facts.get("provenance")
+    stated = provenance.get("result_config") if isinstance(provenance, dict) else None
+    return "truthy_non_real_flag" if config_flagged(stated) else None

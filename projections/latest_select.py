@@ -59,11 +59,24 @@ def _true(alias: str, key: str) -> str:
 # rule. Only a true value counts. Sample-task flags are not among them: the orchestrator
 # publishes runs whose config asks for sample tasks (realm's `use_sample_tasks: true`,
 # a `compare` run's `sample: 5`) and quarantines by their metrics instead.
-CONFIG_FLAGS = ", ".join(
-    f"'{flag}'"
+CONFIG_FLAG_NAMES = tuple(
+    flag
     for flag in sorted(NON_REAL_FLAGS)
     if flag in {"demo", "demo_mode", "dry_run", "mock", "mock_mode", "stub", "synthetic"}
 )
+CONFIG_FLAGS = ", ".join(f"'{flag}'" for flag in CONFIG_FLAG_NAMES)
+
+
+def config_flagged(config: object) -> bool:
+    """`_config_flagged` in Python: a top-level flag of `config` set to true (`true` or
+    "true"). For a config a run's candidate row does not hold (see `result_flag`)."""
+    if not isinstance(config, dict):
+        return False
+    for flag in CONFIG_FLAG_NAMES:
+        value = config.get(flag)
+        if value is True or (isinstance(value, str) and value.strip().lower() == "true"):
+            return True
+    return False
 
 
 def _config_flagged(alias: str) -> str:

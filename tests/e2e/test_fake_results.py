@@ -50,13 +50,22 @@ def quarantine(invoke: Invoke) -> list[dict[str, Any]]:
     return rows
 
 
-def run_quick(root: Path, db: Path, result: Path) -> None:
+def run_quick(root: Path, db: Path, result: Path, *options: str) -> None:
     (root / "bench.py").write_text(textwrap.dedent(SCRIPT))
     command = json.dumps([sys.executable, "bench.py", str(result), "{output_dir}"])
     registry = root / "benchledger.toml"
     registry.write_text(f'[benchmarks.quick]\ncommand = {command}\nunit = "accuracy"\n')
     done = subprocess.run(
-        [str(BENCHLEDGER), "--db", str(db), "run", "--registry", str(registry), *RUN_OPTIONS],
+        [
+            str(BENCHLEDGER),
+            "--db",
+            str(db),
+            "run",
+            "--registry",
+            str(registry),
+            *RUN_OPTIONS,
+            *options,
+        ],
         cwd=root,
         capture_output=True,
         text=True,
@@ -85,6 +94,24 @@ class TestAMockResultFile:
             ("quick", "truthy_non_real_flag")
         ]
         assert read(ran_db, "latest") == []
+
+    def test_a_result_flagging_mock_against_the_runs_own_config_is_quarantined_too(
+        self, tmp_path: Path
+    ) -> None:
+        """The run's config says `mock: false` (its signature keeps that), the file it
+        wrote says `mock: true`: the file's word is kept and quarantines the run."""
+        result = tmp_path / "mock_result.json"
+        result.write_text(json.dumps(MOCK_RESULT))
+        db = tmp_path / "ran.db"
+        run_quick(tmp_path, db, result, "--extra", '{"mock": false}')
+        (run,) = read(db, "runs")
+        assert run["config"]["mock"] is False
+        assert run["provenance"]["result_config"]["mock"] is True
+        ran = read(db, "latest", "--quarantine")
+        assert [(r["benchmark"], r["quarantine_reason"]) for r in ran] == [
+            ("quick", "truthy_non_real_flag")
+        ]
+        assert read(db, "latest") == []
 
     def test_run_keeps_the_result_files_config_without_changing_the_runs_signature(
         self, tmp_path: Path
