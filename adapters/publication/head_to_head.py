@@ -29,6 +29,7 @@ from benchledger.adapters.publication.compare import (
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.comparison_stats import PairedStats, holm, paired_stats, verdict
 from benchledger.domain.errors import NotFoundError
+from benchledger.domain.publication import group_marker
 from benchledger.domain.secrets import masks
 
 SPEC = re.compile(r"^(?P<agent>[^@:\s]+)(?:@(?P<provider>[^@:\s]+):(?P<model>[^@\s]+))?$")
@@ -142,7 +143,7 @@ class Options:
 
 RUN_COLUMNS = (
     "run_id, agent, provider, model, score, unit, higher_is_better, comparison_signature, "
-    "config, metrics, tokens, artifacts, source_path, run_dir, synthetic"
+    "config, metrics, tokens, artifacts, source_path, run_dir, synthetic, run_group_id"
 )
 
 
@@ -354,10 +355,21 @@ def report_row(queries: Queries, benchmark: str, target: Side, baseline: Side) -
         s.get("trajectory_turns") and s.get("cached_tokens") is not None for s in (t, b)
     )
     row["live"] = bool(t.get("live")) and bool(b.get("live"))
+    row["demo_data"] = any(_demo(queries, run) for run in (run_t, run_b))
     row["efficiency_regressions"] = efficiency_regressions(row)
     row["_locations"] = {"target": _locations(run_t), "baseline": _locations(run_b)}
     row["_runs"] = {"target": _rerun_facts(run_t), "baseline": _rerun_facts(run_b)}
     return row
+
+
+def _demo(queries: Queries, run: dict[str, Any] | None) -> bool:
+    """Whether `run` was recorded in the demo's run group (`demo_data`): never published."""
+    if run is None or not run.get("run_group_id"):
+        return False
+    found = queries.conn.execute(
+        "SELECT kind FROM run_groups WHERE run_group_id = ?", (run["run_group_id"],)
+    ).fetchone()
+    return found is not None and group_marker(found[0]) is not None
 
 
 def _token_evidence(side: dict[str, Any]) -> bool:

@@ -149,7 +149,8 @@ def write_out(directory: Path, stored: dict[str, Any]) -> list[Path]:
 
 def row_failures(row: dict[str, Any]) -> list[str]:
     """Why a row is not publishable (empty when it is): see docs/head-to-head.md."""
-    failures = []
+    # A report recorded before rows said whether they were demo data has no such key.
+    failures = ["demo_data"] if row.get("demo_data") else []
     if not row["live"]:
         failures.append("not_live")
     if not (row["target_run_id"] and row["baseline_run_id"]):

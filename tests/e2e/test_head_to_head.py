@@ -237,6 +237,27 @@ def test_publish_latest_prunes_stale_rows_and_keeps_unrelated_files(
     assert "delta: missing_run" in index["matrix_contract"]["failure_reasons"]
 
 
+def test_published_rows_of_the_demo_ledger_are_stamped_demo_data(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    invoke("demo")
+    latest = tmp_path / "latest"
+    rows = by_benchmark(h2h(invoke, "--publish-latest-dir", str(latest)))
+    assert rows and all(r["demo_data"] for r in rows.values())
+    for path in latest.glob("*__eliza_vs_opencode.json"):
+        document = json.loads(path.read_text())
+        assert document["status"] == "failed"
+        assert document["failure_reasons"][0] == "demo_data"
+    index = json.loads((latest / "index.json").read_text())
+    assert index["matrix_contract"]["status"] == "incomplete"
+
+
+@pytest.mark.usefixtures("matrix")
+def test_rows_of_ordinary_imports_are_not_demo_data(invoke: Invoke) -> None:
+    rows = by_benchmark(h2h(invoke))
+    assert rows and not any(r["demo_data"] for r in rows.values())
+
+
 def test_a_baseline_on_another_config_is_not_comparable(invoke: Invoke, add: Add) -> None:
     add("alpha", TARGET, outcomes(150), config={"limit": N, "temperature": 0.0})
     add("alpha", BASELINE, outcomes(150), config={"limit": N, "temperature": 0.7})
