@@ -265,12 +265,7 @@ def _package_only(
     seen = artifacts.verify(Path.cwd(), generated)
     if registry_path.is_file():
         registry = load_registry(registry_path)
-        gaps = inventory(registry, formats.NAMES)
-        inventory_seen: dict[str, Any] = {
-            "benchmarks": len(registry.benchmarks),
-            "gaps": len(gaps),
-            "gap_list": [asdict(g) for g in gaps],
-        }
+        inventory_seen = checks.inventory_seen(registry, inventory(registry, formats.NAMES))
     else:
         inventory_seen = packages.not_checked("no registry")
     receipt = packages.review(

@@ -19,6 +19,7 @@ from typing import Any
 from benchledger.adapters.execution.accounts import AccountChoice
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
+    Gap,
     Registry,
     command_problem,
     inventory,
@@ -110,6 +111,16 @@ def check(
     return report
 
 
+def inventory_seen(registry: Registry, gaps: Sequence[Gap]) -> dict[str, Any]:
+    """What the inventory check of `registry` saw (its `gaps`), as a report or a
+    manifest states it."""
+    return {
+        "benchmarks": len(registry.benchmarks),
+        "gaps": len(gaps),
+        "gap_list": [asdict(g) for g in gaps],
+    }
+
+
 def _registry(
     report: Preflight,
     registry: Registry | None,
@@ -129,10 +140,8 @@ def _registry(
         if g.benchmark in selected and g.problem != command_problem(selected[g.benchmark])
     ]
     report.checks["inventory"] = {
-        "benchmarks": len(registry.benchmarks),
-        "gaps": len(gaps),
+        **inventory_seen(registry, gaps),
         "gaps_in_selection": len(blocking),
-        "gap_list": [asdict(g) for g in gaps],
     }
     for gap in blocking:
         report.block(
