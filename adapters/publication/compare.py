@@ -298,22 +298,11 @@ def _direction(
     return True if row is None or row[0] is None else bool(row[0])
 
 
-def cell_values(queries: Queries, run_id: str) -> dict[str, float]:
-    """Each cell's value by key: its score, else 1 for passed and 0 for failed."""
-    values: dict[str, float] = {}
-    for key, outcome, score in queries.conn.execute(
-        "SELECT key, outcome, score FROM cells WHERE run_id = ? ORDER BY rowid", (run_id,)
-    ):
-        value = score if score is not None else OUTCOME_VALUES.get(outcome)
-        if value is not None:
-            values.setdefault(key, float(value))
-    return values
-
-
 def cell_values_and_clusters(
     queries: Queries, run_id: str
 ) -> tuple[dict[str, float], dict[str, str]]:
-    """Each cell's value by key (as `cell_values`) and the clusters the cells state."""
+    """Each cell's value by key (its score, else 1 for passed and 0 for failed; the first
+    cell of a key) and the clusters the cells state."""
     values: dict[str, float] = {}
     clusters: dict[str, str] = {}
     for key, outcome, score, cluster in queries.conn.execute(
@@ -332,8 +321,8 @@ def paired(queries: Queries, a_run_id: str, b_run_id: str) -> dict[str, Any] | N
     """B - A over the cells both runs scored, with a bootstrap 95% interval of the mean
     and an exact sign-test p-value; None when they share no cell. The sign test is
     two-sided, so which direction counts as a win does not change it."""
-    a_values = cell_values(queries, a_run_id)
-    b_values = cell_values(queries, b_run_id)
+    a_values, _ = cell_values_and_clusters(queries, a_run_id)
+    b_values, _ = cell_values_and_clusters(queries, b_run_id)
     differences = [b_values[k] - a_values[k] for k in sorted(a_values.keys() & b_values.keys())]
     if not differences:
         return None
