@@ -208,34 +208,25 @@ class Ledger(Importing, Executing):
         return review_id
 
     def record_ranking(self, ranking_id: str, **fields: Any) -> UUID:
-        stream = natural_id("ranking", ranking_id)
-        self._save(
-            [
-                verdicts.first_event(
-                    verdicts.RankingRecorded, stream, ranking_id=ranking_id, **fields
-                )
-            ]
+        return self._record_named(
+            verdicts.RankingRecorded, "ranking", "ranking_id", ranking_id, fields
         )
-        return stream
 
     def record_comparison(self, comparison_id: str, **fields: Any) -> UUID:
-        stream = natural_id("comparison", comparison_id)
-        self._save(
-            [
-                verdicts.first_event(
-                    verdicts.ComparisonRecorded, stream, comparison_id=comparison_id, **fields
-                )
-            ]
+        return self._record_named(
+            verdicts.ComparisonRecorded, "comparison", "comparison_id", comparison_id, fields
         )
-        return stream
 
     def record_head_to_head(self, report_id: str, **fields: Any) -> UUID:
-        stream = natural_id("head_to_head", report_id)
-        self._save(
-            [
-                verdicts.first_event(
-                    head_to_head.HeadToHeadRecorded, stream, report_id=report_id, **fields
-                )
-            ]
+        return self._record_named(
+            head_to_head.HeadToHeadRecorded, "head_to_head", "report_id", report_id, fields
         )
+
+    def _record_named(
+        self, cls: type[Any], kind: str, key: str, name: str, fields: dict[str, Any]
+    ) -> UUID:
+        """One event of `cls` holding `name` as its `key`: the first and only event of the
+        stream that `kind` and `name` identify."""
+        stream = natural_id(kind, name)
+        self._save([verdicts.first_event(cls, stream, **{key: name}, **fields)])
         return stream
