@@ -273,27 +273,12 @@ class ProjectionRunner:
         return self.store.bulk() if many else nullcontext()
 
     def _rebuild_pages(self, targets: list[Projection], progress: Progress | None) -> int:
+        if not any(self.store.has_tables(p) for p in targets):
+            return self._build_first(targets, progress)
         with self.store.write():
             fresh = {p.name: self.store.create_tables(p, REBUILD_SUFFIX) for p in targets}
-        position = 0
-        count = 0
-        if self._worth_folding_ahead(0):
-            positions = dict.fromkeys((p.name for p in targets), 0)
-            pages = iter(self._folded_ahead(targets, fresh, positions))
-            for first in pages:
-                # Fresh tables, seen by no one: pages are committed a few at a time.
-                with self.store.write():
-                    folded: fold_ahead.FoldedPage | None = first
-                    written = 0
-                    while folded is not None:
-                        for name, _, batches in folded.changes:
-                            self.store.run(fresh[name], batches)
-                        position = folded.last
-                        count += folded.count
-                        written += folded.count
-                        if progress:
-                            progress(folded.count)
-                        folded = next(pages, None) if written < REBUILD_COMMIT_EVENTS else None
+        # Fresh tables, seen by no one: pages are committed a few at a time.
+        position, count = self._write_folded_ahead(targets, fresh, progress)
         for page in self.pages(position):
             with self.store.write():
                 for p in targets:
@@ -317,6 +302,58 @@ class ProjectionRunner:
                 self.store.swap_in(p, REBUILD_SUFFIX)
                 self.store.set_state(p.name, p.version, position)
         return count
+
+    def _build_first(self, targets: list[Projection], progress: Progress | None) -> int:
+        """Read models that have no tables yet (a new ledger's first catch-up, after a
+        large import): made, then filled and settled in place, a few thousand events per
+        commit as a rebuild is. There is nothing to swap out, so no copies are made and
+        renamed, and each index is built once. Until the state is recorded, with the
+        settle, every catch-up sees them as not built and waits for this one's lock;
+        one that finds them half filled (this process died) rebuilds them aside."""
+        with self.store.write():
+            live = {p.name: self.store.create_tables(p) for p in targets}
+        position, count = self._write_folded_ahead(targets, live, progress)
+        with self.store.write():
+            for page in self.pages(position):
+                for p in targets:
+                    self.store.apply(p, live[p.name], page)
+                position = page[-1].position
+                count += len(page)
+                if progress:
+                    progress(len(page))
+            self._settle(self.store, live)
+            for p in targets:
+                self.store.set_state(p.name, p.version, position)
+        return count
+
+    def _write_folded_ahead(
+        self,
+        targets: list[Projection],
+        names: dict[str, dict[str, str]],
+        progress: Progress | None,
+    ) -> tuple[int, int]:
+        """The whole log folded into empty tables `names` in a child (when it is worth
+        it), committed every `REBUILD_COMMIT_EVENTS` events; the last position folded
+        and how many events (0, 0 when nothing was folded ahead)."""
+        position = count = 0
+        if not self._worth_folding_ahead(0):
+            return position, count
+        positions = dict.fromkeys((p.name for p in targets), 0)
+        pages = iter(self._folded_ahead(targets, names, positions))
+        for first in pages:
+            with self.store.write():
+                folded: fold_ahead.FoldedPage | None = first
+                written = 0
+                while folded is not None:
+                    for name, _, batches in folded.changes:
+                        self.store.run(names[name], batches)
+                    position = folded.last
+                    count += folded.count
+                    written += folded.count
+                    if progress:
+                        progress(folded.count)
+                    folded = next(pages, None) if written < REBUILD_COMMIT_EVENTS else None
+        return position, count
 
     def _catch_up_ahead(self, progress: Progress | None) -> int:
         """Inside the catch-up's transaction: when many events are new, fold them in a

@@ -23,6 +23,7 @@ from benchledger.domain.run import RunImported
 from benchledger.projections.events import EventsProjection
 from benchledger.projections.registry import all_projections
 from benchledger.projections.runs import RunsProjection
+from benchledger.projections.store import REBUILD_SUFFIX, ReadModelStore
 from benchledger.projections.versions import STATE_TABLE
 from tests.conftest import Invoke
 from tests.integration.test_orchestrator_stream import many_rows
@@ -125,6 +126,34 @@ class TestFoldedAhead:
                 services.runner.catch_up()
         assert forks == [1]
         assert (with_rowids(db), schema(db)) == (with_rowids(copy), schema(copy))
+
+    def test_a_new_ledger_s_first_build_is_made_in_place_as_a_rebuild_makes_it(
+        self, db: Path, tmp_path: Path, forks: list[int], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """No copies made and swapped in when there is nothing to swap out; the rows are
+        the ones a rebuild (made aside, then swapped in) writes."""
+        source = make_db(tmp_path / "src" / "orchestrator.sqlite", many_rows(60))
+        with build(Settings(db_path=db)) as services:
+            group = services.ledger.new_group("import", "import")
+            Importer(services.ledger).import_file(source, group=group)
+            services.ledger.close_group(group)
+        made: list[str] = []
+        create = ReadModelStore.create_tables
+
+        def spied(store: ReadModelStore, projection: Any, suffix: str = "") -> Any:
+            made.append(suffix)
+            return create(store, projection, suffix)
+
+        monkeypatch.setattr(ReadModelStore, "create_tables", spied)
+        with build(Settings(db_path=db)) as services:
+            services.runner.catch_up()
+        assert forks == [1]
+        assert made == [""] * len(all_projections())
+        first = with_rowids(db)
+        with build(Settings(db_path=db)) as services:
+            services.runner.rebuild()
+        assert made[len(all_projections()) :] == [REBUILD_SUFFIX] * len(all_projections())
+        assert with_rowids(db) == first
 
     def test_a_catch_up_folded_ahead_writes_what_an_in_process_one_writes(
         self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int], here: frozenset[str]
