@@ -173,12 +173,28 @@ class Envelope:
 
 
 @dataclass(frozen=True)
+class ForeignKey:
+    """A column naming a row of another read model, declared so that Datasette links the
+    two both ways (it draws links only from SQLite's own foreign keys). Never enforced:
+    the projections keep their tables consistent, are rebuilt one at a time, and a
+    column may name what is not a row there (an event stream of a group, a skip)."""
+
+    column: str
+    table: str
+    other: str
+
+
+@dataclass(frozen=True)
 class Table:
     name: str
     columns: dict[str, type]
     pk: tuple[str, ...] = ()
     indexes: tuple[tuple[str, ...], ...] = ()
     not_null: frozenset[str] = field(default_factory=frozenset)
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    # The columns searched by full text: the table is then an FTS5 one, whose other
+    # columns are stored but not searched (and have no type, keys or indexes).
+    full_text: tuple[str, ...] = ()
     # Bookkeeping of its projection, not a read model to browse (hidden in Datasette).
     internal: bool = False
 

@@ -18,7 +18,15 @@ from typing import Any
 
 from benchledger.domain.run import RunImported, RunStarted
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, to_json, topics_of
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    ForeignKey,
+    Projection,
+    Table,
+    to_json,
+    topics_of,
+)
 
 # alwm's six axes, in the order its docs list them.
 AXES = (
@@ -94,6 +102,10 @@ class CampaignsProjection(Projection):
             },
             pk=("run_id",),
             indexes=(("campaign_id", "run_index"), ("run_key",)),
+            foreign_keys=(
+                ForeignKey("run_id", "runs", "run_id"),
+                ForeignKey("campaign_id", "campaigns", "campaign_id"),
+            ),
         ),
     )
     topics = topics_of(RunStarted, RunImported)

@@ -8,7 +8,14 @@ from pydantic_core import to_json
 
 from benchledger.domain.run import CellsRecorded
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, topics_of
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    ForeignKey,
+    Projection,
+    Table,
+    topics_of,
+)
 
 INSERT = (
     "INSERT INTO [{cells}] (run_id, key, outcome, score, metrics, cluster) "
@@ -30,7 +37,9 @@ class CellsProjection(Projection):
                 "metrics": str,
                 "cluster": str,
             },
-            indexes=(("run_id", "key"),),
+            # `outcome`: the facet of its page, counted from the index alone.
+            indexes=(("run_id", "key"), ("outcome",)),
+            foreign_keys=(ForeignKey("run_id", "runs", "run_id"),),
         ),
     )
     topics = topics_of(CellsRecorded)

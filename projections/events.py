@@ -7,7 +7,15 @@ from collections.abc import Iterable
 
 from benchledger.domain.run import CellsRecorded
 from benchledger.projections import versions
-from benchledger.projections.base import CellBatch, Change, Envelope, Projection, Table, iso
+from benchledger.projections.base import (
+    CellBatch,
+    Change,
+    Envelope,
+    ForeignKey,
+    Projection,
+    Table,
+    iso,
+)
 
 INSERT = (
     "INSERT INTO [{events}] (position, stream, version, type, time, data) VALUES (?, ?, ?, ?, ?, ?)"
@@ -30,6 +38,9 @@ class EventsProjection(Projection):
             },
             pk=("position",),
             indexes=(("stream", "version"), ("type",)),
+            # A run's stream is its run_id: its row page lists its events. Streams of
+            # other aggregates (groups, benchmarks, imports) name no run and show as text.
+            foreign_keys=(ForeignKey("stream", "runs", "run_id"),),
         ),
     )
 

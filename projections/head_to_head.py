@@ -15,6 +15,7 @@ from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
     Envelope,
+    ForeignKey,
     Projection,
     Table,
     iso,
@@ -88,6 +89,11 @@ class HeadToHeadProjection(Projection):
             "head_to_head_rows",
             ROW_COLUMNS,
             indexes=(("report_id",), ("benchmark",)),
+            foreign_keys=(
+                ForeignKey("report_id", "head_to_head_reports", "report_id"),
+                ForeignKey("target_run_id", "runs", "run_id"),
+                ForeignKey("baseline_run_id", "runs", "run_id"),
+            ),
         ),
     )
     topics = topics_of(HeadToHeadRecorded)

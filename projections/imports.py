@@ -6,7 +6,16 @@ from collections.abc import Iterable
 
 from benchledger.domain.result_import import ResultFileImported
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, iso, topics_of, uid
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    ForeignKey,
+    Projection,
+    Table,
+    iso,
+    topics_of,
+    uid,
+)
 
 INSERT = (
     "INSERT INTO [{imports}] (sha256, path, format, size, runs, run_group_id, imported_at, "
@@ -31,6 +40,7 @@ class ImportsProjection(Projection):
                 "position": int,
             },
             pk=("sha256",),
+            foreign_keys=(ForeignKey("run_group_id", "run_groups", "run_group_id"),),
         ),
     )
 

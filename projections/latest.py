@@ -42,6 +42,7 @@ from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
     Envelope,
+    ForeignKey,
     Projection,
     Table,
     iso,
@@ -52,15 +53,12 @@ from benchledger.projections.base import (
 from benchledger.projections.latest_select import SETTLE, config_flagged
 from benchledger.projections.runs import fact_columns
 
+# Read first to last: who ran what and how it did; ids, hashes and JSON last.
 ROW: dict[str, type] = {
     "benchmark": str,
     "agent": str,
     "provider": str,
     "model": str,
-    "run_id": str,
-    "run_group_id": str,
-    "signature": str,
-    "comparison_signature": str,
     "status": str,
     "score": float,
     "unit": str,
@@ -68,15 +66,20 @@ ROW: dict[str, type] = {
     "started_at": str,
     "ended_at": str,
     "updated_at": str,
+    "error": str,
+    "run_id": str,
+    "run_group_id": str,
+    "source_path": str,
+    "run_dir": str,
+    "position": int,
+    "signature": str,
+    "comparison_signature": str,
     "config": str,
     "metrics": str,
     "tokens": str,
     "artifacts": str,
-    "error": str,
-    "source_path": str,
-    "run_dir": str,
-    "position": int,
 }
+
 CANDIDATE = {
     **{k: v for k, v in ROW.items() if k != "updated_at"},
     "recorded_at": str,
@@ -257,6 +260,23 @@ def _skip_row(envelope: Envelope, event: BenchmarkSkipped, status: str) -> tuple
     )
 
 
+# A published (or quarantined) pick: one per benchmark and agent, naming its run.
+PICK: dict[str, Any] = {
+    "pk": ("benchmark", "agent"),
+    "foreign_keys": (
+        ForeignKey("run_id", "runs", "run_id"),
+        ForeignKey("run_group_id", "run_groups", "run_group_id"),
+    ),
+}
+
+
+def _beside_status(row: dict[str, type], column: str) -> dict[str, type]:
+    """`row` with a text `column` right after its status: why the pick is what it is."""
+    at = list(row).index("status") + 1
+    items = list(row.items())
+    return dict([*items[:at], (column, str), *items[at:]])
+
+
 class LatestProjection(Projection):
     name = "latest"
     version = versions.version(name)
@@ -267,10 +287,10 @@ class LatestProjection(Projection):
             pk=("run_id",),
             indexes=(("benchmark", "agent"), ("run_key",)),
         ),
-        Table("latest", {**ROW, "selection": str}, pk=("benchmark", "agent")),
-        Table("latest_per_agent", ROW, pk=("benchmark", "agent")),
-        Table("quarantine", {**ROW, "quarantine_reason": str}, pk=("benchmark", "agent")),
-        Table("baselines", ROW, pk=("benchmark", "agent")),
+        Table("latest", _beside_status(ROW, "selection"), **PICK),
+        Table("latest_per_agent", ROW, **PICK),
+        Table("quarantine", _beside_status(ROW, "quarantine_reason"), **PICK),
+        Table("baselines", ROW, **PICK),
         Table("required_agents", RULES, pk=("benchmark",)),
         # Empty between transactions: the keys to re-select before one commits.
         Table(

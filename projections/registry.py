@@ -13,6 +13,7 @@ from benchledger.projections.imports import ImportsProjection
 from benchledger.projections.latest import LatestProjection
 from benchledger.projections.run_groups import RunGroupsProjection
 from benchledger.projections.runs import RunsProjection
+from benchledger.projections.search import SearchProjection
 from benchledger.projections.trajectories import TrajectoriesProjection
 from benchledger.projections.verdicts import VerdictsProjection
 
@@ -31,4 +32,5 @@ def all_projections() -> list[Projection]:
         LatestProjection(),
         VerdictsProjection(),
         HeadToHeadProjection(),
+        SearchProjection(),
     ]

@@ -15,6 +15,7 @@ from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
     Envelope,
+    ForeignKey,
     Projection,
     Table,
     iso,
@@ -88,6 +89,10 @@ class RunGroupsProjection(Projection):
             },
             pk=("position",),
             indexes=(("run_group_id",), ("signature",)),
+            foreign_keys=(
+                ForeignKey("run_group_id", "run_groups", "run_group_id"),
+                ForeignKey("defer_to", "runs", "run_id"),
+            ),
         ),
     )
 

@@ -23,6 +23,7 @@ from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
     Envelope,
+    ForeignKey,
     Projection,
     Table,
     iso,
@@ -31,9 +32,10 @@ from benchledger.projections.base import (
     uid,
 )
 
+# In the order a reader asks for them (Datasette shows them so): what ran and how it did,
+# whether it still counts, when; then counts and reasons; ids, hashes and JSON last.
 COLUMNS: dict[str, type] = {
     "run_id": str,
-    "run_key": str,
     "benchmark": str,
     "agent": str,
     "provider": str,
@@ -41,45 +43,38 @@ COLUMNS: dict[str, type] = {
     "status": str,
     "score": float,
     "unit": str,
-    "higher_is_better": int,
-    "attempt": int,
+    "invalidated": int,
+    # `import --amend` recorded a new version of the run: its id, why and when. A
+    # superseded run is not invalidated: it was right about what its source said then.
+    "superseded_by": str,
     "started_at": str,
     "ended_at": str,
     "duration_seconds": float,
-    "exit_code": int,
-    "error": str,
     "cells": int,
     "cells_passed": int,
     "cells_failed": int,
     "cells_error": int,
     "cells_skipped": int,
-    "invalidated": int,
+    "error": str,
     "invalidated_reason": str,
+    "superseded_reason": str,
+    "superseded_at": str,
     "original_score": float,
     "corrections": int,
     "correction_reason": str,
-    "config": str,
-    "metrics": str,
-    "tokens": str,
-    "artifacts": str,
-    "signature": str,
-    "comparison_signature": str,
+    "run_key": str,
+    "attempt": int,
+    "account": str,
+    "higher_is_better": int,
+    "exit_code": int,
     "run_group_id": str,
     "source": str,
     "source_format": str,
     "source_path": str,
-    "source_sha256": str,
     "command": str,
     "cwd": str,
     "host": str,
     "run_dir": str,
-    "account": str,
-    # `import --amend` recorded a new version of the run: its id, why and when. A
-    # superseded run is not invalidated: it was right about what its source said then.
-    "superseded_by": str,
-    "superseded_reason": str,
-    "superseded_at": str,
-    "provenance": str,
     "lease_expires_at": str,
     "last_heard_at": str,
     "recovered_at": str,
@@ -87,6 +82,14 @@ COLUMNS: dict[str, type] = {
     "recorded_at": str,
     "updated_at": str,
     "last_position": int,
+    "signature": str,
+    "comparison_signature": str,
+    "source_sha256": str,
+    "config": str,
+    "metrics": str,
+    "tokens": str,
+    "artifacts": str,
+    "provenance": str,
 }
 
 INSERT = (
@@ -201,7 +204,23 @@ class RunsProjection(Projection):
             "runs",
             COLUMNS,
             pk=("run_id",),
-            indexes=(("benchmark", "agent"), ("signature",), ("status",), ("run_group_id",)),
+            # What the facets and filters of its page read, and the runs a row page lists
+            # as superseding it.
+            indexes=(
+                ("benchmark", "agent"),
+                ("signature",),
+                ("status",),
+                ("run_group_id",),
+                ("agent",),
+                ("model",),
+                ("account",),
+                ("superseded_by",),
+                ("started_at",),
+            ),
+            foreign_keys=(
+                ForeignKey("run_group_id", "run_groups", "run_group_id"),
+                ForeignKey("superseded_by", "runs", "run_id"),
+            ),
         ),
     )
 

@@ -203,13 +203,34 @@ class ReadModelStore:
         for table in projection.tables:
             name = table.name + suffix
             self.conn.execute(f"DROP TABLE IF EXISTS [{name}]")
-            self.db[name].create(  # type: ignore[union-attr]
-                table.columns, pk=table.pk if table.pk else None, not_null=table.not_null
-            )
+            self.conn.execute(self._create_sql(table, name))
             if not suffix:
                 self._create_indexes(table)
             names[table.name] = name
         return names
+
+    def _create_sql(self, table: Table, name: str) -> str:
+        """sqlite-utils' CREATE TABLE for `table` as `name`, with its foreign keys added as
+        table constraints. sqlite-utils refuses a key whose table does not exist yet, and
+        another projection's table may not (or may be rebuilt after this one). A key names
+        the live table, so rebuilt tables renamed into place keep pointing at it."""
+        if table.full_text:
+            columns = ", ".join(
+                f"[{c}]" if c in table.full_text else f"[{c}] UNINDEXED" for c in table.columns
+            )
+            return f"CREATE VIRTUAL TABLE [{name}] USING fts5({columns})"
+        sql: str = self.db.create_table_sql(
+            name, table.columns, pk=table.pk if table.pk else None, not_null=table.not_null
+        )
+        if not table.foreign_keys:
+            return sql
+        body = sql.rstrip().removesuffix(";").rstrip()
+        assert body.endswith(")"), sql
+        keys = "".join(
+            f",\n   FOREIGN KEY([{fk.column}]) REFERENCES [{fk.table}]([{fk.other}])"
+            for fk in table.foreign_keys
+        )
+        return f"{body[:-1].rstrip()}{keys}\n)"
 
     def _create_indexes(self, table: Table, suffix: str = "") -> None:
         for columns in table.indexes:

@@ -6,7 +6,14 @@ from collections.abc import Iterable
 
 from benchledger.domain.run import RunImported, TrajectoryRecorded
 from benchledger.projections import versions
-from benchledger.projections.base import Change, Envelope, Projection, Table, topics_of
+from benchledger.projections.base import (
+    Change,
+    Envelope,
+    ForeignKey,
+    Projection,
+    Table,
+    topics_of,
+)
 
 COLUMNS = (
     "trajectory_file",
@@ -44,6 +51,7 @@ class TrajectoriesProjection(Projection):
                 "prompt_chars": int,
             },
             indexes=(("run_id", "trajectory_file", "turn_index"),),
+            foreign_keys=(ForeignKey("run_id", "runs", "run_id"),),
         ),
     )
     topics = topics_of(TrajectoryRecorded, RunImported)

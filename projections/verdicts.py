@@ -15,6 +15,7 @@ from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
     Envelope,
+    ForeignKey,
     Projection,
     Table,
     iso,
@@ -84,6 +85,7 @@ class VerdictsProjection(Projection):
                 "detail": str,
             },
             indexes=(("verdict_id",),),
+            foreign_keys=(ForeignKey("verdict_id", "gate_verdicts", "verdict_id"),),
         ),
         Table(
             "reviews",
@@ -143,6 +145,11 @@ class VerdictsProjection(Projection):
                 "status_rule": str,
             },
             indexes=(("comparison_id",),),
+            foreign_keys=(
+                ForeignKey("comparison_id", "comparisons", "comparison_id"),
+                ForeignKey("a_run_id", "runs", "run_id"),
+                ForeignKey("b_run_id", "runs", "run_id"),
+            ),
         ),
         Table(
             "rankings",
@@ -167,6 +174,7 @@ class VerdictsProjection(Projection):
                 "event_position": int,
             },
             indexes=(("benchmark", "event_position"), ("ranking_id",)),
+            foreign_keys=(ForeignKey("run_id", "runs", "run_id"),),
         ),
     )
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 # name -> (version, tables), in the order the projections are applied.
 READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
-    "events": (2, ("events",)),
+    "events": (3, ("events",)),
     "chain": (1, ("chain",)),
-    "run_groups": (5, ("run_groups", "skips")),
-    "runs": (5, ("runs",)),
-    "cells": (2, ("cells",)),
-    "campaigns": (1, ("campaigns", "run_fingerprints")),
-    "trajectories": (1, ("turns",)),
+    "run_groups": (6, ("run_groups", "skips")),
+    "runs": (6, ("runs",)),
+    "cells": (3, ("cells",)),
+    "campaigns": (2, ("campaigns", "run_fingerprints")),
+    "trajectories": (2, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
-    "imports": (1, ("imports",)),
+    "imports": (2, ("imports",)),
     "latest": (
-        11,
+        12,
         (
             "candidates",
             "latest",
@@ -31,7 +31,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
         ),
     ),
     "verdicts": (
-        2,
+        3,
         (
             "gate_verdicts",
             "gate_findings",
@@ -41,7 +41,8 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
             "rankings",
         ),
     ),
-    "head_to_head": (1, ("head_to_head_reports", "head_to_head_rows")),
+    "head_to_head": (2, ("head_to_head_reports", "head_to_head_rows")),
+    "search": (1, ("search",)),
 }
 
 STATE_TABLE = "_projection_state"
