@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+from html import escape
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,27 @@ def metadata_for(db_path: Path) -> dict[str, Any]:
     databases = metadata.get("databases", {})
     if TEMPLATE_NAME in databases and db_path.stem != TEMPLATE_NAME:
         databases[db_path.stem] = databases.pop(TEMPLATE_NAME)
+    for database in databases.values():
+        for table in database.get("tables", {}).values():
+            _fold_columns(table)
     return metadata
+
+
+def _fold_columns(table: dict[str, Any]) -> None:
+    """Move a table's column descriptions into its description, collapsed: Datasette
+    prints `columns` as a list above the rows, which put the first row of `runs` a
+    screen and more down the page."""
+    columns: dict[str, str] | None = table.pop("columns", None)
+    if not columns:
+        return
+    items = "".join(
+        f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in columns.items()
+    )
+    table["description_html"] = (
+        f"<p>{escape(table.get('description', ''))}</p>"
+        f'<details class="column-descriptions"><summary>What each column holds</summary>'
+        f"<dl>{items}</dl></details>"
+    )
 
 
 def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:
@@ -54,7 +75,9 @@ def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:
         metadata=metadata_for(db_path),
         plugins_dir=str(plugins) if plugins.is_dir() else None,
         template_dir=str(templates) if templates.is_dir() else None,
-        settings={"facet_time_limit_ms": 400, "sql_time_limit_ms": 3000},
+        # Suggested facets try a GROUP BY over every column of a page: seconds on a large
+        # `cells`. The configured facets read indexes; the limits bound what a user asks.
+        settings={"facet_time_limit_ms": 400, "sql_time_limit_ms": 3000, "suggest_facets": False},
     )
 
 

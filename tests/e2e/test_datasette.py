@@ -27,12 +27,17 @@ from benchledger.adapters.publication.browse import datasette_for, metadata_for
 from benchledger.commands.cli import cli
 from benchledger.projections.registry import all_projections
 
-READ_MODEL_TABLES = {t.name for p in all_projections() for t in p.tables if not t.internal}
+TABLES = [t for p in all_projections() for t in p.tables]
+READ_MODEL_TABLES = {t.name for t in TABLES if not t.internal and not t.full_text}
+# A full-text table (searched through a canned query) and the tables FTS5 keeps for it
+# are hidden by Datasette itself.
+FTS5_SHADOWS = ("", "_config", "_content", "_data", "_docsize", "_idx")
 
 INTERNAL_TABLES = (
     "stored_events",
     "_projection_state",
-    *(t.name for p in all_projections() for t in p.tables if t.internal),
+    *(t.name for t in TABLES if t.internal),
+    *(t.name + shadow for t in TABLES if t.full_text for shadow in FTS5_SHADOWS),
 )
 
 
@@ -159,7 +164,7 @@ class TestInternalTablesAreHidden:
 
     def test_every_read_model_table_is_described_and_its_rebuild_twin_hidden(self) -> None:
         tables = metadata_for(Path("ledger.db"))["databases"]["ledger"]["tables"]
-        for name in READ_MODEL_TABLES:
+        for name in READ_MODEL_TABLES | {t.name for t in TABLES if t.full_text}:
             assert tables[name]["description"], name
             assert tables[f"{name}__rebuild"]["hidden"] is True, name
 
@@ -329,8 +334,197 @@ class TestTheMetadataFollowsTheLedgerFileName:
         assert "Benchmark ledger" in database.text
         assert table.status_code == 200
         assert "One row per benchmark run" in table.text
-        assert "column-descriptions" in table.text
         assert "Stream id of the run" in table.text
+
+
+class TestTheFirstScreenIsTheRows:
+    def test_column_descriptions_are_collapsed_into_the_table_description(
+        self, ds: Datasette
+    ) -> None:
+        page = get(ds, "/ledger/runs").text
+
+        details = page.index('<details class="column-descriptions">')
+        assert details < page.index("Stream id of the run") < page.index("</details>", details)
+        assert '<dl class="column-descriptions">' not in page
+
+    def test_runs_lead_with_what_a_reader_asks_first(self, ds: Datasette) -> None:
+        columns = get_json(ds, "/ledger/runs.json?_size=1")["columns"]
+
+        lead = ["run_id", "benchmark", "agent", "provider", "model", "status", "score"]
+        assert columns[: len(lead)] == lead
+        assert columns.index("invalidated") < columns.index("started_at") < 12
+        assert columns.index("superseded_by") < columns.index("started_at")
+        for buried in ("signature", "comparison_signature", "config", "metrics", "provenance"):
+            assert columns.index(buried) > columns.index("run_group_id"), buried
+
+    def test_latest_shows_status_and_score_before_any_id_or_hash(self, ds: Datasette) -> None:
+        columns = get_json(ds, "/ledger/latest.json?_size=1")["columns"]
+
+        assert columns[:7] == [
+            "benchmark",
+            "agent",
+            "provider",
+            "model",
+            "status",
+            "selection",
+            "score",
+        ]
+        assert columns.index("run_id") > columns.index("ended_at")
+        assert columns.index("signature") > columns.index("run_id")
+
+    def test_no_facet_is_suggested_by_scanning_a_page(self, ds: Datasette) -> None:
+        assert get_json(ds, "/ledger/cells.json?_size=1")["suggested_facets"] == []
+
+
+class TestLinks:
+    @pytest.mark.parametrize(
+        ("table", "column", "other"),
+        [
+            ("cells", "run_id", "runs"),
+            ("events", "stream", "runs"),
+            ("runs", "run_group_id", "run_groups"),
+            ("runs", "superseded_by", "runs"),
+            ("latest", "run_id", "runs"),
+            ("quarantine", "run_id", "runs"),
+            ("gate_findings", "verdict_id", "gate_verdicts"),
+            ("comparison_rows", "comparison_id", "comparisons"),
+            ("head_to_head_rows", "report_id", "head_to_head_reports"),
+            ("turns", "run_id", "runs"),
+        ],
+    )
+    def test_a_column_naming_a_row_of_another_table_is_a_foreign_key(
+        self, ledger: Path, table: str, column: str, other: str
+    ) -> None:
+        with connect(ledger) as conn:
+            keys = {
+                (r["from"], r["table"]) for r in conn.execute(f"PRAGMA foreign_key_list({table})")
+            }
+        assert (column, other) in keys
+
+    def test_a_run_page_links_to_its_cells_and_its_events(
+        self, ds: Datasette, ledger: Path, corrected_run_id: str
+    ) -> None:
+        page = get(ds, f"/ledger/runs/{corrected_run_id}").text
+        cells = scalar(ledger, "SELECT count(*) FROM cells WHERE run_id = ?", corrected_run_id)
+        events = scalar(ledger, "SELECT count(*) FROM events WHERE stream = ?", corrected_run_id)
+
+        assert cells > 0 and "Links from other tables" in page
+        assert re.search(
+            rf'href="/ledger/cells\?run_id={corrected_run_id}">\s*{cells} rows</a>', page
+        )
+        assert re.search(
+            rf'href="/ledger/events\?stream={corrected_run_id}">\s*{events} rows</a>', page
+        )
+
+    def test_a_cell_links_to_its_run_by_the_run_key(
+        self, ds: Datasette, ledger: Path, corrected_run_id: str
+    ) -> None:
+        page = get(ds, f"/ledger/cells?run_id={corrected_run_id}&_size=1").text
+        run_key = scalar(ledger, "SELECT run_key FROM runs WHERE run_id = ?", corrected_run_id)
+
+        assert f'<a href="/ledger/runs/{corrected_run_id}">{run_key}</a>' in page
+
+    def test_links_survive_a_rebuild(self, ledger: Path, tmp_path: Path) -> None:
+        copy = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        before = {t: fks(copy, t) for t in ("cells", "events", "runs", "latest")}
+
+        rebuilt = CliRunner().invoke(cli, ["--db", str(copy), "rebuild"])
+
+        assert rebuilt.exit_code == 0, rebuilt.stderr
+        assert {t: fks(copy, t) for t in before} == before
+        assert all(before.values())
+        assert scalar(copy, "SELECT count(*) FROM cells") == scalar(
+            ledger, "SELECT count(*) FROM cells"
+        )
+
+
+def fks(db: Path, table: str) -> set[tuple[str, str, str]]:
+    with connect(db) as conn:
+        rows = conn.execute(f"PRAGMA foreign_key_list({table})")
+        return {(r["from"], r["table"], r["to"]) for r in rows}
+
+
+class TestRunHistoryByShortId:
+    def test_the_eight_characters_the_cli_prints_find_the_run(
+        self, ds: Datasette, corrected_run_id: str
+    ) -> None:
+        short = get_json(ds, f"/ledger/run_history.json?run_id={corrected_run_id[:8]}&_shape=array")
+        full = get_json(ds, f"/ledger/run_history.json?run_id={corrected_run_id}&_shape=array")
+
+        assert short == full and len(short) > 1
+        assert {row["stream"] for row in short} == {corrected_run_id}
+
+    def test_a_start_shared_by_several_runs_lists_them_to_choose_from(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        starts = {
+            p: scalar(ledger, "SELECT count(*) FROM runs WHERE run_id LIKE ?", p + "%")
+            for p in "0123456789abcdef"
+        }
+        prefix, n = next((p, n) for p, n in starts.items() if n > 1)
+
+        rows = get_json(ds, f"/ledger/run_history.json?run_id={prefix}&_shape=array")
+
+        assert len(rows) == n
+        assert {row["type"] for row in rows} == {"ambiguous run id"}
+        assert {row["stream"] for row in rows} == column(
+            ledger, "SELECT run_id FROM runs WHERE run_id LIKE ?", prefix + "%"
+        )
+        assert all(row["data"].startswith(f"{n} runs have an id starting {prefix}") for row in rows)
+
+    def test_a_start_of_no_run_finds_nothing(self, ds: Datasette) -> None:
+        assert get_json(ds, "/ledger/run_history.json?run_id=zzzzzzzz&_shape=array") == []
+
+
+class TestSearch:
+    def test_a_planted_invalidation_reason_and_error_are_found(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        copy = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        run_id = scalar(copy, "SELECT run_id FROM runs ORDER BY run_id LIMIT 1")
+        planted = CliRunner().invoke(
+            cli,
+            ["--db", str(copy), "invalidate", run_id[:8], "--reason", "zebra-striped quokka leak"],
+        )
+        assert planted.exit_code == 0, planted.stderr
+        results = tmp_path / "failed.jsonl"
+        results.write_text(
+            json.dumps(
+                {
+                    "type": "run",
+                    "run_key": "planted-1",
+                    "benchmark": "bfcl",
+                    "agent": "eliza",
+                    "provider": "openai",
+                    "model": "gpt-4.1-mini",
+                    "status": "error",
+                    "error": "CUDA wombat exhausted: out of memory",
+                    "started_at": "2026-10-01T09:00:00Z",
+                }
+            )
+            + "\n"
+        )
+        imported = CliRunner().invoke(cli, ["--db", str(copy), "import", str(results)])
+        assert imported.exit_code == 0, imported.stderr
+        ds = datasette_for(copy)
+
+        [reason] = get_json(ds, "/ledger/search.json?q=quokka+leak&_shape=array")
+        [error] = get_json(ds, "/ledger/search.json?q=wombat&_shape=array")
+
+        assert (reason["kind"], reason["run_id"]) == ("invalidated", run_id)
+        assert reason["excerpt"] == "zebra-striped [quokka leak]"
+        assert (error["kind"], error["run_key"], error["benchmark"]) == (
+            "error",
+            "planted-1",
+            "bfcl",
+        )
+        assert get_json(ds, "/ledger/search.json?q=leak+quokka&_shape=array") == []
+
+    def test_a_query_with_search_syntax_is_taken_as_words(self, ds: Datasette) -> None:
+        response = get(ds, '/ledger/search.json?q=" OR NEAR(a b) -x:&_shape=array')
+
+        assert response.status_code == 200, response.text[:300]
+        assert response.json() == []
 
 
 class TestMatrixQuery:
