@@ -285,7 +285,8 @@ class LatestProjection(Projection):
             "candidates",
             CANDIDATE,
             pk=("run_id",),
-            indexes=(("benchmark", "agent"), ("run_key",)),
+            # `status` and `agent`: facets of its page (`benchmark` reads the first).
+            indexes=(("benchmark", "agent"), ("run_key",), ("status",), ("agent",)),
         ),
         Table("latest", _beside_status(ROW, "selection"), **PICK),
         Table("latest_per_agent", ROW, **PICK),

@@ -216,6 +216,7 @@ class RunsProjection(Projection):
                 ("account",),
                 ("superseded_by",),
                 ("started_at",),
+                ("benchmark", "started_at"),
             ),
             foreign_keys=(
                 ForeignKey("run_group_id", "run_groups", "run_group_id"),

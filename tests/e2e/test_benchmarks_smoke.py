@@ -41,6 +41,21 @@ class TestBenchmarkScripts:
         out = run_script("rebuild.py", "--cells", "600", "--run-size", "200", "--repeat", "1")
         assert "RATIO benchledger/plain" in out
 
+    def test_datasette_pages_times_every_default_page_at_each_size(self) -> None:
+        out = run_script(
+            "datasette_pages.py", "--sizes", "200,400", "--run-size", "100", "--repeat", "1"
+        )
+        rows = {
+            m[1]: m[2]
+            for m in re.finditer(
+                r"^(\S+(?: \S+)?) +[0-9.]+ +[0-9.]+ +[0-9.]+ +(yes|NO)$", out, re.M
+            )
+        }
+        for page in ("index", "runs", "cells", "cells?outcome=", "runs/<run_id>", "query search"):
+            assert page in rows, page
+        assert "query run_history" in rows and "events" in rows
+        assert re.search(r"^[0-9]+ of [0-9]+ pages met the goal", out, re.M)
+
     def test_scale_prints_import_and_rebuild_rows_per_size(self) -> None:
         out = run_script("scale.py", "--sizes", "300", "--run-size", "100")
         assert "import" in out and "rebuild" in out and "peak RSS" in out

@@ -73,7 +73,7 @@ def test_the_main_command_builds_the_demo_and_serves_it(tmp_path: Path) -> None:
         for _ in range(100):
             try:
                 with urllib.request.urlopen(
-                    f"http://127.0.0.1:{port}/ledger/runs.json?_shape=array", timeout=2
+                    f"http://127.0.0.1:{port}/ledger/runs.json?_shape=array&_size=max", timeout=2
                 ) as response:
                     body = response.read()
                 break
