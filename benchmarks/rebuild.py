@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ingest import raw_executemany, raw_rows, summary
 from workload import (
+    CELL_COLUMNS,
     CELLS_INSERT,
     CELLS_TABLE,
     RUN_COLUMNS,
@@ -102,8 +103,8 @@ def fold_into(conn: sqlite3.Connection, source: sqlite3.Connection) -> None:
                 tally[cell["outcome"]] += 1
             conn.executemany(CELLS_INSERT, rows)
     conn.executemany(RUNS_INSERT, (run_tuple(run, counts[rid]) for rid, run in runs.items()))
-    create_indexes(conn, RUNS_TABLE)
-    create_indexes(conn, CELLS_TABLE)
+    create_indexes(conn, RUNS_TABLE, RUN_COLUMNS)
+    create_indexes(conn, CELLS_TABLE, CELL_COLUMNS)
     conn.execute("COMMIT")
 
 

@@ -138,9 +138,12 @@ def create_table(conn: sqlite3.Connection, table: Table, columns: tuple[str, ...
     conn.execute(f"CREATE TABLE [{table.name}] ({cols})")
 
 
-def create_indexes(conn: sqlite3.Connection, table: Table) -> None:
-    """The read model's own indexes, named as sqlite-utils names them."""
+def create_indexes(conn: sqlite3.Connection, table: Table, columns: tuple[str, ...]) -> None:
+    """The read model's own indexes over `columns` (those of a plain table), named as
+    the read models name them."""
     for index in table.indexes:
+        if not set(index) <= set(columns):
+            continue
         name = f"idx_{table.name}_{'_'.join(index)}"
         cols = ", ".join(f"[{c}]" for c in index)
         conn.execute(f"CREATE INDEX [{name}] ON [{table.name}] ({cols})")
@@ -150,8 +153,8 @@ def plain_schema(conn: sqlite3.Connection, indexes: bool) -> None:
     create_table(conn, RUNS_TABLE, RUN_COLUMNS)
     create_table(conn, CELLS_TABLE, CELL_COLUMNS)
     if indexes:
-        create_indexes(conn, RUNS_TABLE)
-        create_indexes(conn, CELLS_TABLE)
+        create_indexes(conn, RUNS_TABLE, RUN_COLUMNS)
+        create_indexes(conn, CELLS_TABLE, CELL_COLUMNS)
 
 
 def connect_wal(path: Path) -> sqlite3.Connection:
