@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from datasette.app import Datasette
 
 from benchledger.adapters.publication.browse import datasette_for, metadata_for
+from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.commands.cli import cli
 from benchledger.projections.registry import all_projections
 
@@ -519,6 +520,35 @@ class TestSearch:
             "bfcl",
         )
         assert get_json(ds, "/ledger/search.json?q=leak+quokka&_shape=array") == []
+
+    def test_review_notes_and_gate_findings_are_found(self, ledger: Path, tmp_path: Path) -> None:
+        copy = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        with build(Settings(db_path=copy)) as services:
+            at = {"position": 1, "head_sha256": "0" * 64}
+            verdict_id = services.ledger.record_gate(
+                gate="publishability",
+                ok=False,
+                findings=[{"scope": "bfcl/eliza", "reason": "ocelot_marker", "value": "x"}],
+                actor="tester",
+                **at,
+            )
+            review_id = services.ledger.record_review(
+                reviewer="tester",
+                note="signed off after the capybara rerun",
+                ok=True,
+                blocking_findings=0,
+                manifest_sha256="1" * 64,
+                **at,
+            )
+            services.runner.catch_up()
+        ds = datasette_for(copy)
+
+        [finding] = get_json(ds, "/ledger/search.json?q=ocelot_marker&_shape=array")
+        [note] = get_json(ds, "/ledger/search.json?q=capybara+rerun&_shape=array")
+
+        assert (finding["kind"], finding["stream"]) == ("gate_finding", str(verdict_id))
+        assert finding["text"] == "ocelot_marker bfcl/eliza x"
+        assert (note["kind"], note["stream"], note["run_id"]) == ("review", str(review_id), None)
 
     def test_a_query_with_search_syntax_is_taken_as_words(self, ds: Datasette) -> None:
         response = get(ds, '/ledger/search.json?q=" OR NEAR(a b) -x:&_shape=array')
