@@ -49,6 +49,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
         # folds them again; the event store's own connection keeps syncing every commit.
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=60000")
+    # The read models' foreign keys are for browsing (see `Table.foreign_keys`): enforced,
+    # a rebuild could not drop a live table others point at before renaming its new one.
+    conn.execute("PRAGMA foreign_keys=OFF")
     return conn
 
 

@@ -438,6 +438,18 @@ class TestLinks:
             ledger, "SELECT count(*) FROM cells"
         )
 
+    def test_a_table_others_point_at_is_rebuilt_alone(self, ledger: Path, tmp_path: Path) -> None:
+        copy = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        runs = scalar(copy, "SELECT count(*) FROM runs")
+
+        rebuilt = CliRunner().invoke(cli, ["--db", str(copy), "rebuild", "--projection", "runs"])
+
+        assert rebuilt.exit_code == 0, rebuilt.stderr
+        assert scalar(copy, "SELECT count(*) FROM runs") == runs
+        assert ("run_id", "runs", "run_id") in fks(copy, "cells")
+        with connect(copy) as conn:
+            assert conn.execute("PRAGMA foreign_key_check(cells)").fetchall() == []
+
 
 def fks(db: Path, table: str) -> set[tuple[str, str, str]]:
     with connect(db) as conn:
