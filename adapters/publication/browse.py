@@ -35,11 +35,19 @@ CONFIG_DIR = config_dir()
 
 
 def metadata_for(db_path: Path) -> dict[str, Any]:
-    """The metadata file, keyed by the database name this ledger file gets."""
+    """The metadata file, keyed by the database name this ledger file gets: its
+    `databases` key and the database each dashboard chart and filter queries."""
     metadata: dict[str, Any] = yaml.safe_load((CONFIG_DIR / "metadata.yml").read_text())
+    name = db_path.stem
     databases = metadata.get("databases", {})
-    if TEMPLATE_NAME in databases and db_path.stem != TEMPLATE_NAME:
-        databases[db_path.stem] = databases.pop(TEMPLATE_NAME)
+    if TEMPLATE_NAME in databases and name != TEMPLATE_NAME:
+        databases[name] = databases.pop(TEMPLATE_NAME)
+    dashboards = metadata.get("plugins", {}).get("datasette-dashboards", {})
+    for dashboard in dashboards.values():
+        parts = [*dashboard.get("charts", {}).values(), *dashboard.get("filters", {}).values()]
+        for part in parts:
+            if part.get("db") == TEMPLATE_NAME:
+                part["db"] = name
     return metadata
 
 
