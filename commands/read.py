@@ -295,7 +295,7 @@ def events(
     _emit_events(ctx.queries(as_of).events(since, limit), fmt)
 
 
-EVENT_COLUMNS = ["position", "time", "type", "stream", "version", "data"]
+EVENT_COLUMNS = ["position", "stream", "version", "type", "time", "data"]  # the events table's
 
 
 def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
