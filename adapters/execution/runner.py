@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from uuid import uuid4
 
 from benchledger.adapters import formats
 from benchledger.adapters.execution.accounts import AccountChoice, home_secrets
+from benchledger.adapters.execution.live import LOOK_SECONDS, Follower
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
@@ -35,10 +37,12 @@ from benchledger.adapters.execution.registry import (
 )
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
 from benchledger.adapters.formats.common import read_bytes
+from benchledger.adapters.formats.kept import check_kept
 from benchledger.domain.errors import InputFormatError, LedgerError
 from benchledger.domain.facts import result_additions
 from benchledger.domain.ledger import GroupHandle, Ledger, Skip
-from benchledger.domain.records import Cell, RunRecord, RunStatus
+from benchledger.domain.records import Cell, Record, RunRecord, RunStatus
+from benchledger.domain.run import Run
 from benchledger.domain.secrets import config_secrets
 from benchledger.domain.signature import Mode, decide
 
@@ -83,6 +87,8 @@ class Runner:
     host: str = field(default_factory=socket.gethostname)
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr))
+    # Brings the read models up to date, so readers see a run start and its cells arrive.
+    catch_up: Callable[[], object] = field(default=lambda: None)
 
     def run_all(
         self, group: GroupHandle, specs: Sequence[BenchmarkSpec], request: RunRequest, jobs: int
@@ -190,6 +196,7 @@ class Runner:
         )
         if isinstance(started, Skip):
             return self._skipped(group, spec, who, started)
+        self._caught_up()
         env = {
             **self.environ,
             "BENCHLEDGER_RUN_ID": run_key,
@@ -201,6 +208,24 @@ class Runner:
             **(pool.env(index) if pool else {}),
         }
         launched_at = time.time()
+        live = _LiveRun(self, self.ledger.get_run(started.run_id), scrub)
+        follower = Follower(
+            spec,
+            output_dir,
+            run_dir,
+            launched_at,
+            live.record,
+            lambda m: self.log(f"warning: {scrub(m)}"),
+        )
+        renew = _Every(
+            request.renew_seconds, lambda: self._renew(started.run_id, request.lease_seconds)
+        )
+
+        def tick() -> None:
+            if follower.active:
+                live.look(follower)
+            renew.maybe()
+
         try:
             outcome = execute(
                 argv,
@@ -210,22 +235,32 @@ class Runner:
                 stderr_path=run_dir / "stderr.log",
                 redactor=redactor,
                 timeout=request.timeout,
-                on_tick=lambda: self._renew(started.run_id, request.lease_seconds),
-                tick_seconds=request.renew_seconds,
+                on_tick=tick,
+                tick_seconds=(
+                    min(LOOK_SECONDS, request.renew_seconds)
+                    if follower.active
+                    else request.renew_seconds
+                ),
             )
+            if follower.active:
+                live.look(follower, drain=True)
             masked_copies(output_dir, run_dir / "masked", redactor)
             status, score, error, record = self._judge(spec, who, output_dir, launched_at, outcome)
+            if follower.problems and status is RunStatus.SUCCEEDED:
+                status, error = RunStatus.ERROR, "; ".join(follower.problems)
             record = _scrubbed(record, scrub)
             finished = _finish_fields(spec, record, status, score, error, outcome)
             finished["artifacts"] = [
                 {"path": a.path, "size": a.size, "sha256": a.sha256}
                 for a in artifacts(run_dir, self.results_root)
             ]
-            cells: Sequence[Cell] = record.cells if record else ()
+            # Cells that disagreed while it ran are stated again: the finish names them.
+            cells: Sequence[Cell] = [*(record.cells if record else ()), *live.disagreeing]
             added = result_additions(config, record) if record else {}
-            self.ledger.finish_run(
+            ended = self.ledger.finish_run(
                 started.run_id, cells, added_facts=scrub(added), **scrub(finished)
             )
+            status, error = ended.status, ended.error
         except LedgerError:
             raise
         except Exception as e:  # our own failure after the claim: record it, never hide it
@@ -236,6 +271,7 @@ class Runner:
                 error=scrub(f"benchledger failed while running: {e!r}"),
             )
             raise
+        self._caught_up()
         state: State = "succeeded" if status is RunStatus.SUCCEEDED else _failing(status)
         return BenchmarkOutcome(
             spec.id,
@@ -253,6 +289,14 @@ class Runner:
             self.ledger.renew_lease(run_id, lease_seconds)
         except LedgerError as e:  # a missed heartbeat must not kill the benchmark
             self.log(f"warning: lease renewal of run {str(run_id)[:8]} failed: {e}")
+            return
+        self._caught_up()
+
+    def _caught_up(self) -> None:
+        try:
+            self.catch_up()
+        except (LedgerError, sqlite3.Error) as e:  # the events are recorded; a read can redo it
+            self.log(f"warning: the read models could not catch up: {e}")
 
     def _judge(
         self,
@@ -310,6 +354,62 @@ class Runner:
         if len(records) != 1 or len(parsed) != 1:
             return None, f"result holds {len(parsed)} records, expected one run"
         return records[0], ""
+
+
+class _Every:
+    """Calls `action` at most every `seconds`, when asked (from the supervise loop)."""
+
+    def __init__(self, seconds: float, action: Callable[[], None]) -> None:
+        self.seconds, self.action = seconds, action
+        self.next = time.monotonic() + seconds
+
+    def maybe(self) -> None:
+        now = time.monotonic()
+        if now >= self.next:
+            self.next = now + self.seconds
+            self.action()
+
+
+class _Cells(Record):
+    """A batch of cells as the limits check them (`check_kept`)."""
+
+    cells: tuple[Cell, ...]
+
+
+# Disagreeing cells kept to name in the run's error; any more are only counted there.
+_KEEP_DISAGREEING = 20
+
+
+@dataclass
+class _LiveRun:
+    """The cells of a running benchmark, recorded as its follower finds them: scrubbed
+    like its final result, within the limits, each batch followed by a catch-up."""
+
+    runner: Runner
+    run: Run
+    scrub: Callable[[Any], Any]
+    disagreeing: list[Cell] = field(default_factory=list)
+
+    def look(self, follower: Follower, *, drain: bool = False) -> None:
+        try:
+            follower.look(drain=drain)
+        except (LedgerError, OSError, sqlite3.Error) as e:
+            # A missed batch must not kill the benchmark: its final result states it again.
+            self.runner.log(f"warning: cells of run {str(self.run.id)[:8]} not recorded: {e}")
+
+    def record(self, cells: Sequence[Cell]) -> None:
+        scrubbed = [_scrubbed_cell(c, self.scrub) for c in cells]
+        check_kept(f"cells of run {self.run.run_key}", [_Cells(cells=tuple(scrubbed))])
+        self.run, disagreeing = self.runner.ledger.record_running_cells(self.run, scrubbed)
+        room = _KEEP_DISAGREEING - len(self.disagreeing)
+        self.disagreeing.extend(disagreeing[: max(room, 0)])
+        self.runner._caught_up()
+
+
+def _scrubbed_cell(cell: Cell, scrub: Callable[[Any], Any]) -> Cell:
+    dumped = cell.model_dump(mode="json")
+    scrubbed = scrub(dumped)
+    return cell if scrubbed == dumped else Cell.model_validate(scrubbed)
 
 
 def _scrubbed(record: RunRecord | None, scrub: Callable[[Any], Any]) -> RunRecord | None:
