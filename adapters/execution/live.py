@@ -36,6 +36,9 @@ LOOK_SECONDS = 0.5
 READ_BYTES = 1 << 20
 LOOK_READS = 16
 LINES = (".jsonl", ".ndjson")
+# Cells handed to `record` at a time: one append (of events of CELL_BATCH cells each)
+# and one catch-up, however fast the benchmark writes.
+RECORD_CELLS = 10 * CELL_BATCH
 
 
 @dataclass
@@ -125,8 +128,8 @@ class Tail:
 class Follower:
     """The files of one running benchmark that hold its cells, and what became of them.
 
-    `record` appends a batch of cells (at most CELL_BATCH) and brings the read models
-    up to date; `warn` reports what is not the run's problem but worth saying."""
+    `record` appends cells (at most RECORD_CELLS, in events of CELL_BATCH) and brings
+    the read models up to date; `warn` reports what is not the run's problem but worth saying."""
 
     spec: BenchmarkSpec
     output_dir: Path
@@ -170,7 +173,7 @@ class Follower:
                 break
             if cell is not None:
                 batch.append(cell)
-                if len(batch) >= CELL_BATCH:
+                if len(batch) >= RECORD_CELLS:
                     self.record(batch)
                     batch = []
         if batch:

@@ -52,6 +52,10 @@ harness gets `handler = "eliza"` unless the extras give one. The effective
 config is what the command sees (`{config}`, `{config.agent}`,
 `{config.harness}`), what the run records and what its signature hashes.
 
+While the command runs, its cells are recorded as it writes them: the `type: cell`
+lines of a native JSON Lines `result` (one naming `.jsonl` or `.ndjson` files), and of
+the `progress` file, whose other lines are passed over (see `live.py`).
+
 `required_agents` (or, without it, `agents`) is recorded in the ledger when the
 benchmark runs: the publication then requires a row of each of them in the matrix,
 publishes one comparable cohort of them in `latest`, and shows the agents `agents`

@@ -74,7 +74,7 @@ def test_a_replaced_or_shrunk_file_is_no_longer_followed(tmp_path: Path) -> None
 def test_a_look_records_new_cells_in_bounded_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(live, "CELL_BATCH", 3)
+    monkeypatch.setattr(live, "RECORD_CELLS", 3)
     recorder = Recorder()
     follower = recorder.follower(tmp_path, result="*.jsonl")
     assert follower.active
