@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -51,6 +51,16 @@ class Attempts:
     @property
     def next_attempt(self) -> int:
         return signature_model.next_attempt(self.known)
+
+
+@dataclass
+class RunningRun:
+    """A run this process executes, as it last saw it: each batch of cells it records is
+    appended without folding the run's earlier cells again."""
+
+    id: UUID
+    run_key: str
+    _run: Run = field(repr=False)
 
 
 class Executing(LedgerBase):
@@ -231,11 +241,15 @@ class Executing(LedgerBase):
         self._save([run_rules.renew_lease(self.get_run(run_id), expires)])
         return expires
 
-    def record_running_cells(self, run: Run, cells: Sequence[Cell]) -> tuple[Run, list[Cell]]:
-        """Append the cells of a run still running that are not recorded yet, in batches,
-        given its aggregate as this process last saw it (so a long run is not folded
-        again for every batch). The run as advanced, and the cells that state a recorded
-        key differently: those are not recorded (see `finish_run`)."""
+    def running_run(self, run_id: UUID) -> RunningRun:
+        run = self.get_run(run_id)
+        return RunningRun(run.id, run.run_key, run)
+
+    def record_running_cells(self, running: RunningRun, cells: Sequence[Cell]) -> list[Cell]:
+        """Append the cells of a run still running that are not recorded yet, in batches.
+        The cells that state a recorded key differently are not recorded, but returned
+        (to be named when it finishes, see `finish_run`)."""
+        run = running._run
         for _ in range(5):
             fresh, disagreeing = run_rules.split_cells(run, cells)
             events = self._cell_batches(run, fresh)
@@ -246,7 +260,8 @@ class Executing(LedgerBase):
                 continue
             for event in events:
                 run = run_model.mutate(event, run)  # type: ignore[assignment]
-            return run, disagreeing
+            running._run = run
+            return disagreeing
         raise ConcurrencyError(f"could not record the cells of run {run.id}")
 
     def finish_run(

@@ -17,18 +17,23 @@ while a bad line of the progress file is a problem of the run.
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from benchledger.adapters.execution.registry import BenchmarkSpec
+from benchledger.adapters.formats.kept import check_kept
 from benchledger.adapters.formats.native_lines import field_error, strict_loads
-from benchledger.domain.errors import InputFormatError
+from benchledger.domain.errors import InputFormatError, LedgerError
+from benchledger.domain.executing import RunningRun
+from benchledger.domain.ledger import Ledger
 from benchledger.domain.ledger_base import CELL_BATCH
-from benchledger.domain.records import Cell
+from benchledger.domain.records import Cell, Record
 
 # How often the runner looks at the followed files while a benchmark runs.
 LOOK_SECONDS = 0.5
@@ -36,6 +41,8 @@ LOOK_SECONDS = 0.5
 READ_BYTES = 1 << 20
 LOOK_READS = 16
 LINES = (".jsonl", ".ndjson")
+# Disagreeing cells kept to name in the run's error when it ends.
+KEEP_DISAGREEING = 20
 # Cells handed to `record` at a time: one append (of events of CELL_BATCH cells each)
 # and one catch-up, however fast the benchmark writes.
 RECORD_CELLS = 10 * CELL_BATCH
@@ -203,6 +210,46 @@ class Follower:
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_mtime >= self.launched_at - 1:
                 yield path
+
+
+class _Cells(Record):
+    """A batch of cells as the limits check them (`check_kept`)."""
+
+    cells: tuple[Cell, ...]
+
+
+@dataclass
+class LiveCells:
+    """Records the cells a follower finds: scrubbed like the final result (`scrub`),
+    within the limits, each append followed by a catch-up of the read models."""
+
+    ledger: Ledger
+    running: RunningRun
+    scrub: Callable[[Any], Any]
+    log: Callable[[str], None]
+    caught_up: Callable[[], None]
+    # Cells that stated a recorded key differently (the first KEEP_DISAGREEING).
+    disagreeing: list[Cell] = field(default_factory=list)
+
+    def look(self, follower: Follower, *, drain: bool = False) -> None:
+        try:
+            follower.look(drain=drain)
+        except (LedgerError, OSError, sqlite3.Error) as e:
+            # A missed batch must not kill the benchmark: its final result states it again.
+            self.log(f"warning: cells of run {self.running.run_key} not recorded: {e}")
+
+    def record(self, cells: Sequence[Cell]) -> None:
+        scrubbed = tuple(_scrubbed(c, self.scrub) for c in cells)
+        check_kept(f"cells of run {self.running.run_key}", [_Cells(cells=scrubbed)])
+        disagreeing = self.ledger.record_running_cells(self.running, scrubbed)
+        self.disagreeing.extend(disagreeing[: max(KEEP_DISAGREEING - len(self.disagreeing), 0)])
+        self.caught_up()
+
+
+def _scrubbed(cell: Cell, scrub: Callable[[Any], Any]) -> Cell:
+    dumped = cell.model_dump(mode="json")
+    scrubbed = scrub(dumped)
+    return cell if scrubbed == dumped else Cell.model_validate(scrubbed)
 
 
 def follows_result(spec: BenchmarkSpec) -> bool:

@@ -27,7 +27,7 @@ from uuid import uuid4
 
 from benchledger.adapters import formats
 from benchledger.adapters.execution.accounts import AccountChoice, home_secrets
-from benchledger.adapters.execution.live import LOOK_SECONDS, Follower
+from benchledger.adapters.execution.live import LOOK_SECONDS, Follower, LiveCells
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
@@ -37,12 +37,10 @@ from benchledger.adapters.execution.registry import (
 )
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
 from benchledger.adapters.formats.common import read_bytes
-from benchledger.adapters.formats.kept import check_kept
 from benchledger.domain.errors import InputFormatError, LedgerError
 from benchledger.domain.facts import result_additions
 from benchledger.domain.ledger import GroupHandle, Ledger, Skip
-from benchledger.domain.records import Cell, Record, RunRecord, RunStatus
-from benchledger.domain.run import Run
+from benchledger.domain.records import Cell, RunRecord, RunStatus
 from benchledger.domain.secrets import config_secrets
 from benchledger.domain.signature import Mode, decide
 
@@ -208,7 +206,9 @@ class Runner:
             **(pool.env(index) if pool else {}),
         }
         launched_at = time.time()
-        live = _LiveRun(self, self.ledger.get_run(started.run_id), scrub)
+        live = LiveCells(
+            self.ledger, self.ledger.running_run(started.run_id), scrub, self.log, self._caught_up
+        )
         follower = Follower(
             spec,
             output_dir,
@@ -368,48 +368,6 @@ class _Every:
         if now >= self.next:
             self.next = now + self.seconds
             self.action()
-
-
-class _Cells(Record):
-    """A batch of cells as the limits check them (`check_kept`)."""
-
-    cells: tuple[Cell, ...]
-
-
-# Disagreeing cells kept to name in the run's error; any more are only counted there.
-_KEEP_DISAGREEING = 20
-
-
-@dataclass
-class _LiveRun:
-    """The cells of a running benchmark, recorded as its follower finds them: scrubbed
-    like its final result, within the limits, each batch followed by a catch-up."""
-
-    runner: Runner
-    run: Run
-    scrub: Callable[[Any], Any]
-    disagreeing: list[Cell] = field(default_factory=list)
-
-    def look(self, follower: Follower, *, drain: bool = False) -> None:
-        try:
-            follower.look(drain=drain)
-        except (LedgerError, OSError, sqlite3.Error) as e:
-            # A missed batch must not kill the benchmark: its final result states it again.
-            self.runner.log(f"warning: cells of run {str(self.run.id)[:8]} not recorded: {e}")
-
-    def record(self, cells: Sequence[Cell]) -> None:
-        scrubbed = [_scrubbed_cell(c, self.scrub) for c in cells]
-        check_kept(f"cells of run {self.run.run_key}", [_Cells(cells=tuple(scrubbed))])
-        self.run, disagreeing = self.runner.ledger.record_running_cells(self.run, scrubbed)
-        room = _KEEP_DISAGREEING - len(self.disagreeing)
-        self.disagreeing.extend(disagreeing[: max(room, 0)])
-        self.runner._caught_up()
-
-
-def _scrubbed_cell(cell: Cell, scrub: Callable[[Any], Any]) -> Cell:
-    dumped = cell.model_dump(mode="json")
-    scrubbed = scrub(dumped)
-    return cell if scrubbed == dumped else Cell.model_validate(scrubbed)
 
 
 def _scrubbed(record: RunRecord | None, scrub: Callable[[Any], Any]) -> RunRecord | None:
