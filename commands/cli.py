@@ -101,6 +101,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rebuild": ("operate", "Rebuild read models from the event log, swapping them in atomically."),
     "verify": ("operate", "Recompute the hash chain over every stored event and compare."),
     "serve": ("operate", "Browse the ledger in Datasette (read-only)."),
+    "publish": ("snapshot", "Write a frozen, self-contained snapshot of the ledger to OUT."),
     "follow": (
         "operate",
         "Keep this machine's read models current with the event store, by polling.",

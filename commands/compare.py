@@ -11,7 +11,7 @@ from tabulate import tabulate
 from benchledger.adapters.publication import compare as comparisons
 from benchledger.adapters.publication.compare import Method, Side
 from benchledger.commands.context import LedgerContext, actor, as_of_option
-from benchledger.commands.output import short
+from benchledger.commands.output import emit, output_options, short
 from benchledger.domain.comparison_stats import Bootstrap
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -74,7 +74,7 @@ def _benchmarks(values: tuple[str, ...]) -> list[str]:
 )
 @as_of_option
 @click.option("--by", help="Who asked (default: your user name)")
-@click.option("--json", "as_json", is_flag=True, help="Output the comparison as JSON")
+@output_options
 @pass_ledger
 def compare(
     ctx: LedgerContext,
@@ -87,7 +87,7 @@ def compare(
     resamples: int,
     as_of: str | None,
     by: str | None,
-    as_json: bool,
+    fmt: str | None,
 ) -> None:
     """Compare two sides benchmark by benchmark, and record the comparison.
 
@@ -106,7 +106,8 @@ def compare(
     inconclusive otherwise; the lines under the table say which rule decided
     (docs/statistics.md). The comparison, with its tolerance and bootstrap
     seed and resamples, is appended to the ledger, and view-comparison ID
-    shows it again, unchanged.
+    shows it again, unchanged. --json prints the comparison; --csv and --nl
+    one row per benchmark (its paired statistics a JSON object in CSV).
 
     \b
     Example:
@@ -148,27 +149,41 @@ def compare(
     ctx.services.runner.catch_up()
     # Shown from the event just appended, so view-comparison prints the very same bytes.
     stored = comparisons.stored_comparison(ctx.queries(), comparison_id)
-    click.echo(render(stored, as_json))
+    _show(stored, fmt)
 
 
 @click.command(name="view-comparison")
 @click.argument("comparison_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="Output the comparison as JSON")
+@as_of_option
+@output_options
 @pass_ledger
-def view_comparison(ctx: LedgerContext, comparison_id: str, as_json: bool) -> None:
+def view_comparison(
+    ctx: LedgerContext, comparison_id: str, as_of: str | None, fmt: str | None
+) -> None:
     """Show a recorded comparison exactly as compare printed it.
 
     It is read from its event, never recomputed: later runs, corrections or
     invalidations do not change it. A comparison imported from the orchestrator
     (its cmp_... id on the runs it tagged) is shown from those runs, as its own
     view-comparison does: sides by provider and model, in order of first start.
+    With --as-of, only a comparison recorded by then is found. --csv and --nl
+    print one row per benchmark, as compare does.
 
     \b
     Example:
         benchledger view-comparison cmp_20261001T090000Z_1a2b3c4d
         benchledger view-comparison cmp_20261001T090000Z_1a2b3c4d --json
+        benchledger view-comparison cmp_20261001T090000Z_1a2b3c4d --csv
     """
-    click.echo(render(comparisons.stored_comparison(ctx.queries(), comparison_id), as_json))
+    _show(comparisons.stored_comparison(ctx.queries(as_of), comparison_id), fmt)
+
+
+def _show(stored: dict[str, Any], fmt: str | None) -> None:
+    if fmt in ("csv", "nl"):
+        rows = [{"comparison_id": stored["comparison_id"], **row} for row in stored["rows"]]
+        emit(rows, fmt, empty="No benchmarks.")
+        return
+    click.echo(render(stored, fmt == "json"))
 
 
 def render(stored: dict[str, Any], as_json: bool) -> str:

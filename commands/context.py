@@ -52,6 +52,7 @@ class LedgerContext:
         self._event_reader: Reader | None = None
         self._snapshot_dir: tempfile.TemporaryDirectory[str] | None = None
         self._snapshots: list[ReadModelStore] = []
+        self._frozen: bool | None = None
 
     @property
     def path(self) -> Path:
@@ -59,8 +60,21 @@ class LedgerContext:
 
     @property
     def read_only(self) -> bool:
-        """--read-only (or BENCHLEDGER_READ_ONLY), or a ledger whose location is not writable."""
-        return self.settings.read_only or not ledger_file.location_writable(self.path)
+        """--read-only (or BENCHLEDGER_READ_ONLY), a ledger whose location is not writable,
+        or a snapshot written by `publish`."""
+        return (
+            self.settings.read_only or not ledger_file.location_writable(self.path) or self.frozen
+        )
+
+    @property
+    def frozen(self) -> bool:
+        """The ledger is a snapshot written by `publish`: it is never written, not even
+        by a catch-up, and is read through connections that cannot change it."""
+        if self._frozen is None:
+            self._frozen = not self._remote and (
+                ledger_file.inspect(self.path) is ledger_file.Kind.SNAPSHOT
+            )
+        return self._frozen
 
     @property
     def services(self) -> Services:
@@ -136,7 +150,8 @@ class LedgerContext:
                     "once without --read-only (e.g. `benchledger follow --polls 1`)"
                 )
             self._conn = ledger_file.connect_read_only(
-                self.path, location_writable=ledger_file.location_writable(self.path)
+                self.path,
+                location_writable=ledger_file.location_writable(self.path) and not self.frozen,
             )
         return self._conn
 
@@ -164,19 +179,21 @@ class LedgerContext:
     def queries(self, as_of: str | None = None) -> Queries:
         """Read models, brought up to date with the event log first; or, with `as_of`
         (a position or a timestamp), exactly as they were at that point of the log."""
-        conn = self.read_models()
         if as_of is None:
-            return Queries(conn)
+            return Queries(self.read_models())
+        return Queries(self.read_models_at(self.resolve_position(as_of)))
+
+    def read_models_at(self, position: int) -> sqlite3.Connection:
+        """The read models as they were at `position`, folded into a temporary file."""
         from benchledger.projections.store import ReadModelStore
 
-        position = self.resolve_position(as_of)
         if self._snapshot_dir is None:
             self._snapshot_dir = tempfile.TemporaryDirectory(prefix="benchledger-as-of-")
         store = ReadModelStore(Path(self._snapshot_dir.name) / f"at-{position}.db")
         self._snapshots.append(store)
         runner = self._reading_runner() if self.read_only else self.services.runner
         runner.build_at(position, store)
-        return Queries(store.conn)
+        return store.conn
 
     def resolve_position(self, as_of: str) -> int:
         """A ledger position from a position number or an ISO 8601 timestamp."""

@@ -34,10 +34,13 @@ def evaluate(
     exclude_benchmarks: str,
     tolerance: float | None,
     as_of: str | None,
-    as_json: bool,
+    fmt: str | None,
     selection: Selection = "cohort",
 ) -> None:
-    """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings."""
+    """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings.
+
+    --json prints the verdict (a list of them for several gates); --csv and --nl
+    one row per verdict, its findings a JSON list."""
     include, exclude = split(include_benchmarks), split(exclude_benchmarks)
     pub = load(ctx.queries(as_of), include, exclude, selection)
     params = {"include": include, "exclude": exclude, "as_of": as_of, "selection": selection}
@@ -48,8 +51,10 @@ def evaluate(
         for name in dict.fromkeys(names)
     ]
     ctx.services.runner.catch_up()
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(verdicts[0] if len(verdicts) == 1 else verdicts, indent=2))
+    elif fmt in ("csv", "nl"):
+        emit(verdicts, fmt)
     else:
         for verdict in verdicts:
             state = "ok" if verdict["ok"] else f"{len(verdict['findings'])} findings"
@@ -69,7 +74,7 @@ def evaluate(
 @tolerance_option
 @selection_option
 @as_of_option
-@json_option
+@output_options
 @pass_ledger
 def gate(
     ctx: LedgerContext,
@@ -79,7 +84,7 @@ def gate(
     tolerance: float | None,
     selection: Selection,
     as_of: str | None,
-    as_json: bool,
+    fmt: str | None,
 ) -> None:
     """Evaluate gates over the latest rows and record each verdict; exit 1 on findings.
 
@@ -98,9 +103,7 @@ def gate(
         benchledger gate readiness calibration --as-of 240
         benchledger gate readiness --selection newest
     """
-    evaluate(
-        ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, as_json, selection
-    )
+    evaluate(ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, fmt, selection)
 
 
 def _alias(name: str, gate_name: str) -> click.Command:
@@ -111,7 +114,7 @@ def _alias(name: str, gate_name: str) -> click.Command:
         tolerance: float | None,
         selection: Selection,
         as_of: str | None,
-        as_json: bool,
+        fmt: str | None,
     ) -> None:
         evaluate(
             ctx,
@@ -120,7 +123,7 @@ def _alias(name: str, gate_name: str) -> click.Command:
             exclude_benchmarks,
             tolerance,
             as_of,
-            as_json,
+            fmt,
             selection,
         )
 
@@ -129,7 +132,7 @@ def _alias(name: str, gate_name: str) -> click.Command:
         f"\b\nExample:\n    benchledger {name} --json"
     )
     decorated: Callable[..., Any] = pass_ledger(run)
-    options = (json_option, as_of_option, selection_option, tolerance_option, benchmark_filters)
+    options = (output_options, as_of_option, selection_option, tolerance_option, benchmark_filters)
     for option in options:
         decorated = option(decorated)
     return click.command(name=name, help=help_text)(decorated)
@@ -137,17 +140,19 @@ def _alias(name: str, gate_name: str) -> click.Command:
 
 @click.command(name="gates")
 @click.option("--gate", "gate_name", type=click.Choice(checks.GATES), help="Only this gate")
+@as_of_option
 @output_options
 @pass_ledger
-def gates_(ctx: LedgerContext, gate_name: str | None, fmt: str | None) -> None:
+def gates_(ctx: LedgerContext, gate_name: str | None, as_of: str | None, fmt: str | None) -> None:
     """Recorded gate verdicts, oldest first.
 
     \b
     Example:
         benchledger gates
         benchledger gates --gate comparability --json
+        benchledger gates --as-of 120
     """
-    conn = ctx.queries().conn
+    conn = ctx.queries(as_of).conn
     sql = (
         "SELECT verdict_id, gate, ok, findings, params, position, head_sha256, actor, "
         "evaluated_at, event_position FROM gate_verdicts"

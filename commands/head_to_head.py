@@ -12,6 +12,7 @@ from benchledger.adapters.publication import head_to_head as h2h
 from benchledger.adapters.publication import head_to_head_files as files
 from benchledger.adapters.publication.compare import benchmarks_of
 from benchledger.commands.context import LedgerContext, actor, as_of_option
+from benchledger.commands.output import emit, output_options
 from benchledger.commands.publish import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -107,7 +108,7 @@ def enforce_options(command: Any) -> Any:
 )
 @as_of_option
 @click.option("--by", help="Who asked (default: your user name)")
-@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table")
+@output_options
 @pass_ledger
 def head_to_head(
     ctx: LedgerContext,
@@ -124,7 +125,7 @@ def head_to_head(
     publish_latest_dir: Path | None,
     as_of: str | None,
     by: str | None,
-    as_json: bool,
+    fmt: str | None,
     **enforce_flags: bool,
 ) -> None:
     """Report a target agent against a baseline per benchmark, and record the report.
@@ -198,7 +199,7 @@ def head_to_head(
     ctx.services.runner.catch_up()
     # Rendered from the event just appended, so view-head-to-head gives the very same bytes.
     stored = h2h.stored(ctx.queries(), report_id)
-    _emit(stored, as_json, out, publish_latest_dir)
+    _emit(stored, fmt, out, publish_latest_dir)
     click.get_current_context().exit(stored["report"]["exit_code"])
 
 
@@ -212,34 +213,41 @@ def head_to_head(
     type=click.Path(file_okay=False, path_type=Path),
     help="Write its latest-style rows and index.json here",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table")
+@as_of_option
+@output_options
 @pass_ledger
 def view_head_to_head(
     ctx: LedgerContext,
     report_id: str,
     out: Path | None,
     publish_latest_dir: Path | None,
-    as_json: bool,
+    as_of: str | None,
+    fmt: str | None,
 ) -> None:
     """Show a recorded head-to-head report exactly as head-to-head printed it.
 
     It is read from its event, never recomputed, and exits 0 whatever the
     report's own exit code (printed in its last line and in summary.json).
+    With --as-of, only a report recorded by then is found.
 
     \b
     Example:
         benchledger view-head-to-head h2h_20261001T090000Z_1a2b3c4d
         benchledger view-head-to-head h2h_20261001T090000Z_1a2b3c4d --out again/
     """
-    _emit(h2h.stored(ctx.queries(), report_id), as_json, out, publish_latest_dir)
+    _emit(h2h.stored(ctx.queries(as_of), report_id), fmt, out, publish_latest_dir)
 
 
-def _emit(stored: dict[str, Any], as_json: bool, out: Path | None, latest: Path | None) -> None:
+def _emit(stored: dict[str, Any], fmt: str | None, out: Path | None, latest: Path | None) -> None:
+    """--json prints summary.json; --csv and --nl the report's rows (one per benchmark)."""
     if out is not None:
         files.write_out(out, stored)
     if latest is not None:
         files.publish_latest(latest, stored)
-    click.echo(files.summary_json(stored).rstrip("\n") if as_json else files.text(stored))
+    if fmt in ("csv", "nl"):
+        emit(stored["report"]["report_rows"], fmt, empty="No benchmarks.")
+    else:
+        click.echo(files.summary_json(stored).rstrip("\n") if fmt == "json" else files.text(stored))
 
 
 def _selected(names: list[str], include: str, exclude: str) -> list[str]:

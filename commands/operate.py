@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from dataclasses import asdict
+from pathlib import Path
 
 import click
 
-from benchledger.commands.context import LedgerContext
+from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import stderr
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -48,15 +50,18 @@ def verify(ctx: LedgerContext, as_json: bool) -> None:
     """Recompute the hash chain over every stored event and compare.
 
     Exit 0 when every chained event matches, 1 naming the first position
-    whose stored event no longer matches what was recorded.
+    whose stored event no longer matches what was recorded. A snapshot
+    written by `publish` must also have every event chained, and its stamp
+    and read models at the chain's head.
 
     \b
     Example:
         benchledger verify
+        benchledger --db site/ledger.db verify
     """
-    from benchledger.adapters.store.verify import verify as verify_chain
+    from benchledger.adapters.store import snapshot
 
-    result = verify_chain(*ctx.event_log())
+    result = snapshot.verify(*ctx.event_log())
     if as_json:
         click.echo(json.dumps(asdict(result)))
     elif result.ok:
@@ -86,29 +91,46 @@ def verify(ctx: LedgerContext, as_json: bool) -> None:
     type=click.IntRange(0, 65535),
     help="Port to bind (0: any free port)",
 )
+@as_of_option
 @pass_ledger
-def serve(ctx: LedgerContext, host: str, port: int) -> None:
+def serve(ctx: LedgerContext, host: str, port: int, as_of: str | None) -> None:
     """Browse the ledger in Datasette (read-only).
+
+    A snapshot written by `publish` is served immutable, never written.
+    With --as-of, the ledger as it was then: a snapshot at that position,
+    in a temporary file, served immutable.
 
     \b
     Example:
         benchledger serve --port 8001
+        benchledger --db site/ledger.db serve
+        benchledger serve --as-of 120
     """
     from benchledger.adapters.publication.browse import listen
     from benchledger.adapters.publication.browse import serve as serve_datasette
     from benchledger.adapters.store.ledger_file import location_writable
+    from benchledger.commands.snapshot import write_snapshot
 
-    ctx.read_models()  # current, or an error saying how far behind a read-only ledger is
     path = ctx.settings.db_path
-    ctx.close()
-    try:
-        sock = listen(host, port)
-    except OSError as e:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    bound = sock.getsockname()[1]
-    where = f"[{host}]" if ":" in host else host
-    stderr(f"Serving {path} at http://{where}:{bound}/{path.stem} (Ctrl-C to stop)")
-    serve_datasette(path, sock, immutable=not location_writable(path))
+    with tempfile.TemporaryDirectory(prefix="benchledger-serve-") as work:
+        at = ""
+        if as_of is None:
+            ctx.read_models()  # current, or an error saying how far behind a read-only ledger is
+            served, immutable = path, ctx.frozen or not location_writable(path)
+        else:
+            served, immutable = Path(work) / path.name, True
+            at = f" as of position {write_snapshot(ctx, served, as_of, replace=False).position}"
+        ctx.close()
+        try:
+            sock = listen(host, port)
+        except OSError as e:
+            raise click.ClickException(
+                f"cannot listen on {host}:{port}: {e.strerror or e}"
+            ) from None
+        bound = sock.getsockname()[1]
+        where = f"[{host}]" if ":" in host else host
+        stderr(f"Serving {path}{at} at http://{where}:{bound}/{path.stem} (Ctrl-C to stop)")
+        serve_datasette(served, sock, immutable=immutable)
 
 
 @click.command()

@@ -43,7 +43,7 @@ def emit(
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False, default=str))
         return
-    cols = list(columns or (rows[0].keys() if rows else []))
+    cols = list(columns or dict.fromkeys(key for row in rows for key in row))
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
@@ -66,9 +66,13 @@ def emit(
 
 
 def _cell(value: Any, *, plain: bool = False) -> str:
+    """A value as a table (or, `plain`, a CSV) shows it. CSV writes booleans as JSON does,
+    `true` / `false`; a table says yes / no."""
     if value is None:
         return ""
     if isinstance(value, bool):
+        if plain:
+            return "true" if value else "false"
         return "yes" if value else "no"
     if isinstance(value, float):
         return repr(value) if plain else f"{value:.4g}"

@@ -209,7 +209,7 @@ def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
 )
 @benchmark_filters
 @as_of_option
-@click.option("--json", "as_json", is_flag=True, help="Output the matrix contract as JSON")
+@output_options
 @click.option(
     "--grid",
     "kind",
@@ -238,7 +238,6 @@ def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
     type=float,
     help="Score differences up to this count as ties (--pairwise)",
 )
-@click.option("--csv", "as_csv", is_flag=True, help="Output CSV (--grid, --pairwise)")
 @pass_ledger
 def matrix(
     ctx: LedgerContext,
@@ -246,14 +245,13 @@ def matrix(
     include_benchmarks: str,
     exclude_benchmarks: str,
     as_of: str | None,
-    as_json: bool,
+    fmt: str | None,
     kind: str | None,
     campaign: str | None,
     run_group: str | None,
     runs: tuple[str, ...],
     weights: str,
     tie_tolerance: float,
-    as_csv: bool,
 ) -> None:
     """Benchmarks x agents: the latest score, or why a cell has none.
 
@@ -263,10 +261,16 @@ def matrix(
     weighted rubric scores, or each variant against each other over the prompts
     both answered (a prompt only one side has is counted apart, never a win).
 
+    --json prints the matrix contract; --csv and --nl one row per benchmark
+    and agent: its cell (state, score, run) and whether the benchmark is
+    complete. With --grid, --json prints one document per run and --csv / --nl
+    one row per variant and prompt; with --pairwise, one row per variant pair.
+
     \b
     Example:
         benchledger matrix
         benchledger matrix --harnesses eliza,hermes,openclaw --json
+        benchledger matrix --csv
         benchledger matrix --grid --campaign multi_suite
         benchledger matrix --pairwise --include-benchmarks bench.x --csv
     """
@@ -274,7 +278,6 @@ def matrix(
         selection = Selection(
             split(include_benchmarks), split(exclude_benchmarks), campaign, run_group, runs
         )
-        fmt = "json" if as_json else "csv" if as_csv else None
         variant_matrices.show(
             ctx,
             kind,
@@ -285,14 +288,17 @@ def matrix(
             fmt=fmt,
         )
         return
-    if as_csv or campaign or run_group or runs or weights:
+    if campaign or run_group or runs or weights:
         raise click.UsageError(
-            "--csv, --campaign, --run-group, --run and --weights need --grid or --pairwise"
+            "--campaign, --run-group, --run and --weights need --grid or --pairwise"
         )
     view = load(ctx.queries(as_of), split(include_benchmarks), split(exclude_benchmarks))
     contract = view.matrix(split(harnesses) or None)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(contract, indent=2, sort_keys=True))
+        return
+    if fmt in ("csv", "nl"):
+        emit(matrix_rows(contract), fmt, empty="No benchmarks.")
         return
     rows = []
     for benchmark, entry in contract["benchmarks"].items():
@@ -313,6 +319,15 @@ def matrix(
         f"{summary['benchmarks']} benchmarks complete",
         err=True,
     )
+
+
+def matrix_rows(contract: dict[str, Any]) -> list[dict[str, Any]]:
+    """The matrix as rows: one per benchmark and agent, its cell as the contract has it."""
+    return [
+        {"benchmark": benchmark, "agent": harness, **cell, "complete": entry["complete"]}
+        for benchmark, entry in contract["benchmarks"].items()
+        for harness, cell in entry["cells"].items()
+    ]
 
 
 @click.group(name="high-score")

@@ -75,25 +75,31 @@ def runs(ctx: LedgerContext, /, fmt: str | None, as_of: str | None, **filters: s
     show_default=True,
     help="Also list this many of its cells",
 )
-@click.option("--json", "as_json", is_flag=True, help="Output JSON")
 @as_of_option
+@output_options
 @pass_ledger
-def show(ctx: LedgerContext, run: str, n_cells: int, as_json: bool, as_of: str | None) -> None:
+def show(ctx: LedgerContext, run: str, n_cells: int, fmt: str | None, as_of: str | None) -> None:
     """Show one run with a summary of its cells.
 
     RUN is a run id, a unique prefix of one (4+ characters) or a run key (its
-    current version, when `import --amend` superseded older ones).
+    current version, when `import --amend` superseded older ones). --json
+    prints the run with its cell outcomes, cells and trajectories; --csv and
+    --nl the run's one row, as `runs` lists it.
 
     \b
     Example:
         benchledger show 3fa9c2d1 --cells 10
+        benchledger show 3fa9c2d1 --csv
     """
     queries = ctx.queries(as_of)
     row = queries.find_run(run)
+    if fmt in ("csv", "nl"):
+        emit([row], fmt)
+        return
     outcomes = queries.cell_outcomes(row["run_id"])
     cells = queries.cells(row["run_id"], limit=n_cells) if n_cells else []
     trajectories = queries.trajectory_summary(row["run_id"])
-    if as_json:
+    if fmt == "json":
         click.echo(
             json.dumps(
                 {
@@ -219,9 +225,10 @@ def _summary(event: dict[str, Any]) -> str:
 
 @click.command()
 @click.argument("run")
+@as_of_option
 @output_options
 @pass_ledger
-def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
+def history(ctx: LedgerContext, run: str, as_of: str | None, fmt: str | None) -> None:
     """Every event of one run, in order: how it got to what `show` prints.
 
     A run amended by `import --amend` has several versions: its history is
@@ -234,8 +241,9 @@ def history(ctx: LedgerContext, run: str, fmt: str | None) -> None:
         benchledger history 3fa9c2d1
         benchledger history RUN_KEY
         benchledger history 51c42ab183297eef
+        benchledger history 3fa9c2d1 --as-of 120 --csv
     """
-    queries = ctx.queries()
+    queries = ctx.queries(as_of)
     signature = queries.find_signature(run)
     if signature is not None:
         _emit_events(queries.signature_history(signature), fmt)
@@ -267,21 +275,33 @@ def _version(number: int, run: dict[str, Any]) -> dict[str, Any]:
     "--since", type=int, default=0, show_default=True, help="Only events after this position"
 )
 @click.option("--limit", type=int, help="At most this many events")
+@as_of_option
 @output_options
 @pass_ledger
-def events(ctx: LedgerContext, since: int, limit: int | None, fmt: str | None) -> None:
+def events(
+    ctx: LedgerContext, since: int, limit: int | None, as_of: str | None, fmt: str | None
+) -> None:
     """The audit log: every event in the ledger, in the order it was appended.
+
+    --json, --nl and --csv carry the same columns: position, time, type, the
+    full stream id, version and the event's data (in CSV, a JSON string), so
+    `events --csv` joins `runs --csv` on stream = run_id.
 
     \b
     Example:
         benchledger events --since 120 --json
+        benchledger events --as-of 2026-05-01T00:00:00Z --csv
     """
-    _emit_events(ctx.queries().events(since, limit), fmt)
+    _emit_events(ctx.queries(as_of).events(since, limit), fmt)
+
+
+EVENT_COLUMNS = ["position", "stream", "version", "type", "time", "data"]  # the events table's
 
 
 def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
-    if fmt in ("json", "nl"):
-        emit(events, fmt)
+    """Every machine format has the event's own columns; only the table abridges them."""
+    if fmt in ("json", "nl", "csv"):
+        emit(events, fmt, columns=EVENT_COLUMNS)
         return
     rows = [{**e, "stream": short(e["stream"]), "summary": _summary(e)} for e in events]
     emit(
@@ -294,16 +314,18 @@ def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
 
 @click.command()
 @click.option("--run-group", help="Only this run group (its id)")
+@as_of_option
 @output_options
 @pass_ledger
-def skips(ctx: LedgerContext, run_group: str | None, fmt: str | None) -> None:
+def skips(ctx: LedgerContext, run_group: str | None, as_of: str | None, fmt: str | None) -> None:
     """Benchmarks that `run` decided not to execute, and launches it refused.
 
     \b
     Example:
         benchledger skips --json
+        benchledger skips --as-of 120
     """
-    rows = ctx.queries().skips(run_group)
+    rows = ctx.queries(as_of).skips(run_group)
     for row in rows:
         row["group"] = short(row["run_group_id"])
         row["defers_to"] = short(row["defer_to"])

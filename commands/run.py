@@ -12,7 +12,7 @@ from benchledger.adapters import formats
 from benchledger.adapters.execution.registry import inventory as check_inventory
 from benchledger.adapters.execution.registry import load_registry
 from benchledger.adapters.execution.runner import register
-from benchledger.commands.context import LedgerContext
+from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.commands.work import (
     execute,
@@ -172,15 +172,27 @@ def recover_stale(ctx: LedgerContext, stale_seconds: float | None, as_json: bool
 
 @click.command()
 @registry_option
+@as_of_option
 @output_options
 @pass_ledger
-def benchmarks(ctx: LedgerContext, registry_path: Path, fmt: str | None) -> None:
+def benchmarks(ctx: LedgerContext, registry_path: Path, as_of: str | None, fmt: str | None) -> None:
     """List the registered benchmarks (and record them in the ledger).
+
+    With --as-of, the benchmarks the ledger had recorded by then (its
+    `benchmarks` table), read without the registry and recording nothing.
 
     \b
     Example:
         benchledger benchmarks --registry benchledger.toml
+        benchledger benchmarks --as-of 120 --json
     """
+    if as_of is not None:
+        recorded = ctx.queries(as_of).benchmarks()
+        for row in recorded:
+            if row["higher_is_better"] is not None:
+                row["higher_is_better"] = bool(row["higher_is_better"])
+        emit(recorded, fmt, empty="No benchmarks recorded then.")
+        return
     registry = load_registry(registry_path)
     if not ctx.read_only:  # a read-only ledger lists the registry without recording it
         register(ctx.services.ledger, list(registry.benchmarks.values()), registry.path.parent)

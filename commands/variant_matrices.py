@@ -55,8 +55,8 @@ def _grids(found: list[am.RunMatrices], weights: dict[str, float] | None, fmt: s
     if fmt == "json":
         click.echo(json.dumps([am.grid_document(m, weights) for m in found], indent=2))
         return
-    if fmt == "csv":
-        emit([row for m in found for row in am.grid_rows(m)], "csv")
+    if fmt in ("csv", "nl"):
+        emit([row for m in found for row in am.grid_rows(m)], fmt)
         return
     if not found:
         click.echo("No variant x prompt runs.", err=True)
@@ -78,7 +78,7 @@ def _pairs(found: list[am.RunMatrices], fmt: str | None) -> None:
         for m in found
         for p, stats in zip(m.pairs, am.pair_stats(m), strict=True)
     ]
-    if fmt in ("json", "csv"):
+    if fmt in ("json", "csv", "nl"):
         emit(rows, fmt)
         return
     columns = [

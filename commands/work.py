@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import click
@@ -28,6 +29,9 @@ from benchledger.adapters.execution.runner import BenchmarkOutcome, Runner, RunR
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.output import stderr
 from benchledger.domain.signature import Mode
+
+if TYPE_CHECKING:
+    from benchledger.adapters.store.projection_runner import ProjectionRunner
 
 STALE_WITHOUT_LEASE = 6 * 3600.0
 
@@ -221,7 +225,7 @@ def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[Be
         },
         selection=[s.id for s in work.specs],
     )
-    runner = Runner(ledger, work.results_root, log=stderr)
+    runner = Runner(ledger, work.results_root, log=stderr, catch_up=_serialised(services.runner))
     outcomes = []
     try:
         for outcome in runner.run_all(group, work.specs, request, jobs):
@@ -231,6 +235,18 @@ def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[Be
         ledger.close_group(group)
     services.runner.catch_up()
     return label, outcomes
+
+
+def _serialised(projection_runner: ProjectionRunner) -> Callable[[], object]:
+    """The read models' catch-up, one thread at a time (`--jobs` runs benchmarks in
+    threads, each catching up as its run starts and its cells arrive)."""
+    lock = threading.Lock()
+
+    def catch_up() -> object:
+        with lock:
+            return projection_runner.catch_up()
+
+    return catch_up
 
 
 def load_profile(name: str, registry: Registry | None) -> Profile:

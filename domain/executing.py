@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -25,7 +25,7 @@ from benchledger.domain.ledger_base import (
     _project,
     _utc_now,
 )
-from benchledger.domain.records import Cell
+from benchledger.domain.records import Cell, RunStatus
 from benchledger.domain.run import Run
 from benchledger.domain.signature import KnownAttempt, Mode, Signature
 from benchledger.domain.signatures import (
@@ -51,6 +51,16 @@ class Attempts:
     @property
     def next_attempt(self) -> int:
         return signature_model.next_attempt(self.known)
+
+
+@dataclass
+class RunningRun:
+    """A run this process executes, as it last saw it: each batch of cells it records is
+    appended without folding the run's earlier cells again."""
+
+    id: UUID
+    run_key: str
+    _run: Run = field(repr=False)
 
 
 class Executing(LedgerBase):
@@ -231,6 +241,29 @@ class Executing(LedgerBase):
         self._save([run_rules.renew_lease(self.get_run(run_id), expires)])
         return expires
 
+    def running_run(self, run_id: UUID) -> RunningRun:
+        run = self.get_run(run_id)
+        return RunningRun(run.id, run.run_key, run)
+
+    def record_running_cells(self, running: RunningRun, cells: Sequence[Cell]) -> list[Cell]:
+        """Append the cells of a run still running that are not recorded yet, in batches.
+        The cells that state a recorded key differently are not recorded, but returned
+        (to be named when it finishes, see `finish_run`)."""
+        run = running._run
+        for _ in range(5):
+            fresh, disagreeing = run_rules.split_cells(run, cells)
+            events = self._cell_batches(run, fresh)
+            try:
+                self._save(events)
+            except ConcurrencyError:
+                run = self.get_run(run.id)  # a lease renewal or a recovery came between
+                continue
+            for event in events:
+                run = run_model.mutate(event, run)  # type: ignore[assignment]
+            running._run = run
+            return disagreeing
+        raise ConcurrencyError(f"could not record the cells of run {run.id}")
+
     def finish_run(
         self,
         run_id: UUID,
@@ -238,22 +271,23 @@ class Executing(LedgerBase):
         *,
         added_facts: dict[str, Any] | None = None,
         **outcome: Any,
-    ) -> None:
-        """Record the run's cells in batches, the facts its result adds (its config flags,
-        `facts.result_additions`) and its outcome, in one atomic append."""
+    ) -> run_model.RunFinished:
+        """Record the run's cells not recorded yet (some may have been while it ran), the
+        facts its result adds (its config flags, `facts.result_additions`) and its
+        outcome, in one atomic append. Cells that state a recorded cell differently are
+        not recorded: the run then finishes as an error naming each one's key and fields."""
         run = self.get_run(run_id)
-        fresh = run_rules.new_cells(run, cells)
-        events: list[Event] = []
-        version = run.version
-        for i in range(0, len(fresh), CELL_BATCH):
-            version += 1
-            events.append(
-                run_model.CellsRecorded(
-                    originator_id=run_id,
-                    originator_version=version,
-                    cells=tuple(fresh[i : i + CELL_BATCH]),
-                )
-            )
+        fresh, disagreeing = run_rules.split_cells(run, cells)
+        if disagreeing:
+            recorded = self.recorded_cells(run_id, {c.key for c in disagreeing}, fresh)
+            pairs = [(recorded.get(c.key), c) for c in disagreeing]
+            outcome = {
+                **outcome,
+                "status": RunStatus.ERROR,
+                "error": run_rules.disagreement(pairs),
+            }
+        events = self._cell_batches(run, fresh)
+        version = run.version + len(events)
         if added_facts:
             version += 1
             events.append(
@@ -261,8 +295,35 @@ class Executing(LedgerBase):
                     originator_id=run_id, originator_version=version, facts=added_facts
                 )
             )
-        events.append(run_rules.finish(run, version=version + 1, **outcome))
-        self._save(events)
+        finished = run_rules.finish(run, version=version + 1, **outcome)
+        self._save([*events, finished])
+        return finished
+
+    def recorded_cells(
+        self, run_id: UUID, keys: set[str], pending: Sequence[Cell] = ()
+    ) -> dict[str, Cell]:
+        """The first statement of each of these keys among the run's recorded cells (read
+        from its events one batch at a time), then among `pending`."""
+        found: dict[str, Cell] = {}
+        for event in self.events.get(run_id):
+            if isinstance(event, run_model.CellsRecorded):
+                for cell in event.cells:
+                    if cell.key in keys:
+                        found.setdefault(cell.key, cell)
+        for cell in pending:
+            if cell.key in keys:
+                found.setdefault(cell.key, cell)
+        return found
+
+    def _cell_batches(self, run: Run, cells: Sequence[Cell]) -> list[Event]:
+        return [
+            run_model.CellsRecorded(
+                originator_id=run.id,
+                originator_version=run.version + 1 + n,
+                cells=tuple(cells[i : i + CELL_BATCH]),
+            )
+            for n, i in enumerate(range(0, len(cells), CELL_BATCH))
+        ]
 
     def recover_stale(
         self,

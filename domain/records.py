@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, field_validator
 
+from benchledger.domain.config_memo import Memo, config_key, flat_key
 from benchledger.domain.secrets import mask_config
 from benchledger.domain.signatures import comparison_signature, sha256_hex, signature, work_key
 
@@ -18,6 +19,12 @@ NonEmptyStr = Annotated[str, Field(min_length=1)]
 # What a result states as a score: a number, never a boolean or a numeric string.
 Score = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 TokenCount = Annotated[int, Field(strict=True, ge=0)]
+
+
+# Per distinct config (`config_memo`): an import's runs share a few hundred.
+_SIGNATURES = Memo()
+_COMPARISON_SIGNATURES = Memo()
+_MASKED = Memo()
 
 
 class RunStatus(StrEnum):
@@ -138,29 +145,27 @@ class RunHeader(Memoized):
     def signature(self) -> str:
         if self.work_signature is not None:
             return self.work_signature
-        return self._derive(  # type: ignore[no-any-return]
-            "signature",
-            lambda: signature(
-                self.benchmark,
-                self.agent,
-                self.provider,
-                self.model,
-                self.config,
-                directory=self.directory,
-            ),
+        return self._derive("signature", self._signature)  # type: ignore[no-any-return]
+
+    def _signature(self) -> str:
+        args = (self.benchmark, self.agent, self.provider, self.model)
+        return _SIGNATURES.get(
+            config_key(self.config, *args, self.directory),
+            lambda: signature(*args, self.config, directory=self.directory),
         )
 
     @property
     def comparison_signature(self) -> str:
         return self._derive(  # type: ignore[no-any-return]
-            "comparison_signature",
+            "comparison_signature", self._comparison_signature
+        )
+
+    def _comparison_signature(self) -> str:
+        args = (self.benchmark, self.provider, self.model)
+        return _COMPARISON_SIGNATURES.get(
+            config_key(self.config, *args, self.directory, self.agent),
             lambda: comparison_signature(
-                self.benchmark,
-                self.provider,
-                self.model,
-                self.config,
-                directory=self.directory,
-                agent=self.agent,
+                *args, self.config, directory=self.directory, agent=self.agent
             ),
         )
 
@@ -168,7 +173,11 @@ class RunHeader(Memoized):
     def masked_config(self) -> dict[str, Any]:
         """The config as a run records it (`secrets.mask_config`): a new dict each time,
         whose nested values are shared (what holds them, an event, is frozen)."""
-        return dict(self._derive("masked_config", lambda: mask_config(self.config)))
+        masked = self._derive(
+            "masked_config",
+            lambda: _MASKED.get(flat_key(self.config), lambda: mask_config(self.config)),
+        )
+        return dict(masked)
 
     def natural_key(self) -> str:
         """The run's key within its source: given, or derived from who ran what when."""

@@ -56,6 +56,53 @@ def new_cells(run: Run, cells: Sequence[Cell]) -> list[Cell]:
     return list(fresh.values())
 
 
+def split_cells(run: Run, cells: Sequence[Cell]) -> tuple[list[Cell], list[Cell]]:
+    """The cells not recorded yet, and those that state a key already recorded (or given
+    earlier in `cells`) with another payload: a disagreement, never an overwrite."""
+    if run.finished:
+        raise RunAlreadyFinishedError(f"run {run.id} has finished; its cells are closed")
+    fresh: dict[str, Cell] = {}
+    disagreeing: list[Cell] = []
+    for cell in cells:
+        seen = run.cell_digests.get(cell.key)
+        if seen is None:
+            earlier = fresh.setdefault(cell.key, cell)
+            if earlier is not cell and earlier != cell:
+                disagreeing.append(cell)
+        elif seen != cell.digest():
+            disagreeing.append(cell)
+    return list(fresh.values()), disagreeing
+
+
+def differing_fields(recorded: Cell, stated: Cell) -> list[str]:
+    """The fields in which two statements of one cell differ."""
+    return [
+        f
+        for f in ("outcome", "score", "metrics", "cluster")
+        if getattr(recorded, f) != getattr(stated, f)
+    ]
+
+
+def disagreement(pairs: Sequence[tuple[Cell | None, Cell]], *, shown: int = 3) -> str:
+    """The error of a run whose result states recorded cells differently: each cell's key
+    and the fields that differ, with both values (the first `shown` cells)."""
+    parts: list[str] = []
+    for recorded, stated in pairs[:shown]:
+        fields = differing_fields(recorded, stated) if recorded else []
+        parts.extend(
+            f"cell '{stated.key}', field '{f}': recorded {getattr(recorded, f)!r}, "
+            f"then stated {getattr(stated, f)!r}"
+            for f in fields
+        )
+        if not fields:
+            parts.append(f"cell '{stated.key}'")
+    more = f"; and {len(pairs) - shown} more cells" if len(pairs) > shown else ""
+    return (
+        "the result states cells differently from how they were recorded while it ran "
+        "(the recorded ones are kept): " + "; ".join(parts) + more
+    )
+
+
 def unique_cells(cells: Iterable[Cell], *, where: str) -> list[Cell]:
     """Cells of a run being imported whole: repeats are dropped, conflicts refused."""
     by_key: dict[str, Cell] = {}

@@ -42,7 +42,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=60)
     else:
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=60)
+        # Any thread may fold, one at a time: `run --jobs` catches up as each benchmark's
+        # cells arrive, from the thread that runs it (its caller serialises them).
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=60, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         # Read models are derived: a commit needs no fsync of its own. In WAL mode a power
         # loss can only take the last folds back (never half of one), and the next command

@@ -3,17 +3,48 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
+from tests.helpers import run_json
 
 
 def build_demo(db: Path) -> Path:
     result = CliRunner().invoke(cli, ["--db", str(db), "demo"])
     assert result.exit_code == 0, result.stderr
+    return db
+
+
+PLANTED_ERROR = "planted: quota exhausted on shard 7f3a"
+REVIEW_NOTE = (
+    "**Spot-checked** the bfcl cells.\n\n- tool calls look right\n- <script>alert(1)</script>"
+)
+
+
+def build_browsable(db: Path) -> Path:
+    """The demo as a user browses it after some work: a head-to-head report recorded, a
+    review whose note is Markdown (with a script tag that must never run), and a failed
+    run whose error text is unique (PLANTED_ERROR), for searching."""
+    build_demo(db)
+    runner = CliRunner()
+    planted = db.parent / "planted.json"
+    planted.write_text(
+        json.dumps(run_json("gaia", "hermes", score=None, status="failed", error=PLANTED_ERROR))
+    )
+    for args in (
+        ["import", str(planted)],
+        ["head-to-head", "--target", "eliza", "--baseline", "opencode"],
+    ):
+        result = runner.invoke(cli, ["--db", str(db), *args])
+        assert result.exit_code == 0, result.stderr
+    review = ["review", "--no-run", "--reviewer", "ana", "--note", REVIEW_NOTE]
+    result = runner.invoke(cli, ["--db", str(db), *review, "--out", str(db.parent / "review")])
+    # The demo's gates have findings (exit 1); the sign-off is recorded all the same.
+    assert result.exit_code in (0, 1), result.stderr
     return db
 
 

@@ -14,6 +14,9 @@ default. Every key is listed below; any other key is an error naming it.
     cwd = "suites/bfcl"          # optional; relative to this file's folder; default "."
     result = "*.json"            # glob under the run's output dir; default "**/*.json"
     format = "native"            # result format name; default "native"
+    progress = "progress.ndjson" # optional; glob under the output dir of a progress
+                                 # file whose `type: cell` lines are cells, recorded
+                                 # while the benchmark runs (its other lines are not)
     config = { limit = 10 }      # default config, any table
     required_env = ["OPENAI_API_KEY"]                    # optional
     agents = ["eliza", "hermes"] # compatible agents; absent or empty means any
@@ -48,6 +51,10 @@ integer `sample` the extras give becomes `limit` unless they give `limit`;
 harness gets `handler = "eliza"` unless the extras give one. The effective
 config is what the command sees (`{config}`, `{config.agent}`,
 `{config.harness}`), what the run records and what its signature hashes.
+
+While the command runs, its cells are recorded as it writes them: the `type: cell`
+lines of a native JSON Lines `result` (one naming `.jsonl` or `.ndjson` files), and of
+the `progress` file, whose other lines are passed over (see `live.py`).
 
 `required_agents` (or, without it, `agents`) is recorded in the ledger when the
 benchmark runs: the publication then requires a row of each of them in the matrix,
@@ -119,6 +126,8 @@ class BenchmarkSpec(_Strict):
     cwd: Path = Field(default=Path("."), validate_default=True)
     result: str = "**/*.json"
     format: str = "native"
+    # A progress file (glob under the output dir) whose cell lines are followed live.
+    progress: str | None = None
     config: dict[str, Any] = {}
     required_env: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
@@ -143,6 +152,15 @@ class BenchmarkSpec(_Strict):
             except ValueError as e:
                 raise ValueError(f"cannot split the command string: {e}") from None
         return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("progress")
+    @classmethod
+    def _under_output_dir(cls, value: str | None) -> str | None:
+        if value is not None and (
+            not value or Path(value).is_absolute() or ".." in Path(value).parts
+        ):
+            raise ValueError("must be a glob relative to the run's output dir")
+        return value
 
     @field_validator("cwd", mode="before")
     @classmethod

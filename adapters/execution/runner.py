@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from uuid import uuid4
 
 from benchledger.adapters import formats
 from benchledger.adapters.execution.accounts import AccountChoice, home_secrets
+from benchledger.adapters.execution.live import LOOK_SECONDS, Follower, LiveCells
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
@@ -83,6 +85,8 @@ class Runner:
     host: str = field(default_factory=socket.gethostname)
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr))
+    # Brings the read models up to date, so readers see a run start and its cells arrive.
+    catch_up: Callable[[], object] = field(default=lambda: None)
 
     def run_all(
         self, group: GroupHandle, specs: Sequence[BenchmarkSpec], request: RunRequest, jobs: int
@@ -190,6 +194,7 @@ class Runner:
         )
         if isinstance(started, Skip):
             return self._skipped(group, spec, who, started)
+        self._caught_up()
         env = {
             **self.environ,
             "BENCHLEDGER_RUN_ID": run_key,
@@ -201,6 +206,26 @@ class Runner:
             **(pool.env(index) if pool else {}),
         }
         launched_at = time.time()
+        live = LiveCells(
+            self.ledger, self.ledger.running_run(started.run_id), scrub, self.log, self._caught_up
+        )
+        follower = Follower(
+            spec,
+            output_dir,
+            run_dir,
+            launched_at,
+            live.record,
+            lambda m: self.log(f"warning: {scrub(m)}"),
+        )
+        renew = _Every(
+            request.renew_seconds, lambda: self._renew(started.run_id, request.lease_seconds)
+        )
+
+        def tick() -> None:
+            if follower.active:
+                live.look(follower)
+            renew.maybe()
+
         try:
             outcome = execute(
                 argv,
@@ -210,22 +235,32 @@ class Runner:
                 stderr_path=run_dir / "stderr.log",
                 redactor=redactor,
                 timeout=request.timeout,
-                on_tick=lambda: self._renew(started.run_id, request.lease_seconds),
-                tick_seconds=request.renew_seconds,
+                on_tick=tick,
+                tick_seconds=(
+                    min(LOOK_SECONDS, request.renew_seconds)
+                    if follower.active
+                    else request.renew_seconds
+                ),
             )
+            if follower.active:
+                live.look(follower, drain=True)
             masked_copies(output_dir, run_dir / "masked", redactor)
             status, score, error, record = self._judge(spec, who, output_dir, launched_at, outcome)
+            if follower.problems and status is RunStatus.SUCCEEDED:
+                status, error = RunStatus.ERROR, "; ".join(follower.problems)
             record = _scrubbed(record, scrub)
             finished = _finish_fields(spec, record, status, score, error, outcome)
             finished["artifacts"] = [
                 {"path": a.path, "size": a.size, "sha256": a.sha256}
                 for a in artifacts(run_dir, self.results_root)
             ]
-            cells: Sequence[Cell] = record.cells if record else ()
+            # Cells that disagreed while it ran are stated again: the finish names them.
+            cells: Sequence[Cell] = [*(record.cells if record else ()), *live.disagreeing]
             added = result_additions(config, record) if record else {}
-            self.ledger.finish_run(
+            ended = self.ledger.finish_run(
                 started.run_id, cells, added_facts=scrub(added), **scrub(finished)
             )
+            status, error = ended.status, ended.error
         except LedgerError:
             raise
         except Exception as e:  # our own failure after the claim: record it, never hide it
@@ -236,6 +271,7 @@ class Runner:
                 error=scrub(f"benchledger failed while running: {e!r}"),
             )
             raise
+        self._caught_up()
         state: State = "succeeded" if status is RunStatus.SUCCEEDED else _failing(status)
         return BenchmarkOutcome(
             spec.id,
@@ -253,6 +289,14 @@ class Runner:
             self.ledger.renew_lease(run_id, lease_seconds)
         except LedgerError as e:  # a missed heartbeat must not kill the benchmark
             self.log(f"warning: lease renewal of run {str(run_id)[:8]} failed: {e}")
+            return
+        self._caught_up()
+
+    def _caught_up(self) -> None:
+        try:
+            self.catch_up()
+        except (LedgerError, sqlite3.Error) as e:  # the events are recorded; a read can redo it
+            self.log(f"warning: the read models could not catch up: {e}")
 
     def _judge(
         self,
@@ -310,6 +354,20 @@ class Runner:
         if len(records) != 1 or len(parsed) != 1:
             return None, f"result holds {len(parsed)} records, expected one run"
         return records[0], ""
+
+
+class _Every:
+    """Calls `action` at most every `seconds`, when asked (from the supervise loop)."""
+
+    def __init__(self, seconds: float, action: Callable[[], None]) -> None:
+        self.seconds, self.action = seconds, action
+        self.next = time.monotonic() + seconds
+
+    def maybe(self) -> None:
+        now = time.monotonic()
+        if now >= self.next:
+            self.next = now + self.seconds
+            self.action()
 
 
 def _scrubbed(record: RunRecord | None, scrub: Callable[[Any], Any]) -> RunRecord | None:

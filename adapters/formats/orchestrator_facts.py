@@ -9,6 +9,8 @@ import math
 import re
 from typing import Any
 
+from benchledger.domain.config_memo import Memo, config_key
+
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
 RUN_ID = re.compile(r"_\d{8}T\d{6}Z_(?P<attempt>\d+)_[0-9a-f]{8}$")
 RESULT_ROOTS = ("/benchmark_results/", "/test-results/benchmark-orchestrator/")
@@ -202,7 +204,25 @@ def derive_signature(
     model: str,
     extra_config: dict[str, Any],
 ) -> str:
-    """The orchestrator's signature (ORCHESTRATOR.md §2), calibration key included."""
+    """The orchestrator's signature (ORCHESTRATOR.md §2), calibration key included;
+    worked out once per distinct config (`config_memo`)."""
+    args = (benchmark_id, benchmark_directory, agent, provider, model)
+    return _SIGNATURES.get(
+        config_key(extra_config, *args), lambda: _derived_signature(*args, extra_config)
+    )
+
+
+_SIGNATURES = Memo()
+
+
+def _derived_signature(
+    benchmark_id: str,
+    benchmark_directory: str,
+    agent: str,
+    provider: str,
+    model: str,
+    extra_config: dict[str, Any],
+) -> str:
     config = dict(extra_config)
     if agent.strip().lower() in CALIBRATION_AGENTS:
         config["calibration_spec_version"] = "calibration_v1"

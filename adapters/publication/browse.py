@@ -12,6 +12,9 @@ from typing import Any
 import yaml
 from datasette.app import Datasette
 
+from benchledger.adapters.store import ledger_file
+from benchledger.adapters.store.snapshot import Stamp, read_stamp
+
 CONFIG_PACKAGE = "benchledger.datasette"
 TEMPLATE_NAME = "ledger"
 
@@ -36,11 +39,30 @@ CONFIG_DIR = config_dir()
 
 
 def metadata_for(db_path: Path) -> dict[str, Any]:
-    """The metadata file, keyed by the database name this ledger file gets."""
+    """The metadata file, keyed by the database name this ledger file gets: its
+    `databases` key and the database each dashboard chart and filter queries. A
+    snapshot's says which position and head hash it was published at."""
     metadata: dict[str, Any] = yaml.safe_load((CONFIG_DIR / "metadata.yml").read_text())
-    databases = metadata.get("databases", {})
-    if TEMPLATE_NAME in databases and db_path.stem != TEMPLATE_NAME:
-        databases[db_path.stem] = databases.pop(TEMPLATE_NAME)
+    name = db_path.stem
+    databases = metadata.setdefault("databases", {})
+    if TEMPLATE_NAME in databases and name != TEMPLATE_NAME:
+        databases[name] = databases.pop(TEMPLATE_NAME)
+    dashboards = metadata.get("plugins", {}).get("datasette-dashboards", {})
+    for dashboard in dashboards.values():
+        parts = [*dashboard.get("charts", {}).values(), *dashboard.get("filters", {}).values()]
+        for part in parts:
+            if part.get("db") == TEMPLATE_NAME:
+                part["db"] = name
+    stamp = snapshot_stamp(db_path)
+    if stamp is not None:
+        database = databases.setdefault(name, {})
+        database["description"] = (
+            f"{database.get('description', '')} A frozen snapshot at ledger position "
+            f"{stamp.position} ({stamp.events} events; chain head {stamp.head_sha256}), "
+            f"published {stamp.published_at}: `benchledger --db FILE verify` checks it."
+        ).strip()
+        database["snapshot_position"] = stamp.position
+        database["snapshot_head_sha256"] = stamp.head_sha256
     for database in databases.values():
         for table in database.get("tables", {}).values():
             _fold_columns(table)
@@ -62,6 +84,17 @@ def _fold_columns(table: dict[str, Any]) -> None:
         f'<details class="column-descriptions"><summary>What each column holds</summary>'
         f"<dl>{items}</dl></details>"
     )
+
+
+def snapshot_stamp(db_path: Path) -> Stamp | None:
+    """The stamp of a snapshot written by `publish`, read without changing the file."""
+    if ledger_file.inspect(db_path) is not ledger_file.Kind.SNAPSHOT:
+        return None
+    conn = ledger_file.connect_read_only(db_path, location_writable=False)
+    try:
+        return read_stamp(conn)
+    finally:
+        conn.close()
 
 
 def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:

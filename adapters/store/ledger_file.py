@@ -17,6 +17,8 @@ from benchledger.domain.errors import LedgerError
 from benchledger.projections.versions import STATE_TABLE
 
 EVENT_TABLE = "stored_events"
+# The stamp of a frozen snapshot written by `publish`: its position and head hash.
+SNAPSHOT_TABLE = "snapshot"
 # Stored topics name our event modules (see domain.base.Event.TOPIC).
 TOPIC_PREFIX = "domain."
 
@@ -25,6 +27,7 @@ class Kind(enum.Enum):
     MISSING = "missing"
     EMPTY = "empty"  # a 0-byte file, or a SQLite database without any table
     LEDGER = "ledger"  # benchledger's event store (and usually its read models)
+    SNAPSHOT = "snapshot"  # a frozen ledger written by `publish`: read-only by design
     READ_MODEL = "read model"  # read models only: the events are in PostgreSQL
     FOREIGN = "foreign"  # a SQLite database of something else
     NOT_SQLITE = "not sqlite"
@@ -66,7 +69,7 @@ def inspect(path: Path) -> Kind:
         return Kind.NOT_SQLITE
     if EVENT_TABLE in tables:
         if first_topic is None or first_topic.startswith(TOPIC_PREFIX):
-            return Kind.LEDGER
+            return Kind.SNAPSHOT if SNAPSHOT_TABLE in tables else Kind.LEDGER
         return Kind.FOREIGN
     if STATE_TABLE in tables:
         return Kind.READ_MODEL
@@ -151,9 +154,15 @@ def require_readable(path: Path, *, event_store: bool) -> Kind:
 
 
 def require_writable(path: Path, *, creates: bool, event_store: bool) -> Kind:
-    """As `require_readable`; a command that `creates` may also start a new ledger."""
+    """As `require_readable`; a command that `creates` may also start a new ledger.
+    A snapshot is refused: it is frozen at the position it was published at."""
     kind = inspect(path)
     _refuse_others(path, kind, event_store=event_store)
+    if kind is Kind.SNAPSHOT:
+        raise ReadOnlyLedgerError(
+            f"{path} is a frozen snapshot written by `benchledger publish`: it takes no new "
+            "events and its read models never change (publish a new one from the ledger)"
+        )
     if kind in (Kind.MISSING, Kind.EMPTY):
         if not (creates or event_store):
             return require_readable(path, event_store=event_store)
@@ -186,7 +195,7 @@ def _refuse_others(path: Path, kind: Kind, *, event_store: bool) -> None:
             f"{path} holds only the read models of a PostgreSQL event store; "
             "give that store with --event-store URL"
         )
-    if kind is Kind.LEDGER and event_store:
+    if kind in (Kind.LEDGER, Kind.SNAPSHOT) and event_store:
         raise NotALedgerError(
             f"{path} is a ledger with its own events; with --event-store, give --db a "
             "separate file for this reader's read models"

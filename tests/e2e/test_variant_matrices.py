@@ -217,7 +217,8 @@ class TestGrid:
         assert out_json(invoke, "--grid", "--exclude-benchmarks", "bench.vm") == []
 
     def test_the_plain_matrix_refuses_grid_only_options(self, invoke: Invoke) -> None:
-        assert "need --grid or --pairwise" in invoke("matrix", "--csv", expect=2).stderr
+        assert "need --grid or --pairwise" in invoke("matrix", "--weights", "a=1", expect=2).stderr
+        assert "need --grid or --pairwise" in invoke("matrix", "--campaign", "c", expect=2).stderr
 
 
 class TestPairwise:

@@ -64,6 +64,23 @@ class TestCells:
         with pytest.raises(CellConflictError):
             run_rules.new_cells(started(), [cell("a"), cell("a", "failed", 0.0)])
 
+    def test_split_cells_keeps_repeats_out_and_sets_disagreements_apart(self) -> None:
+        run = record_cells(started(), cell("a"), cell("b"))
+        changed, twice = cell("b", "failed", 0.0), cell("c", "error", None)
+        fresh, disagreeing = run_rules.split_cells(run, [cell("a"), changed, cell("c"), twice])
+        assert fresh == [cell("c")]
+        assert disagreeing == [changed, twice]
+
+    def test_a_disagreement_names_each_cell_and_field_with_both_values(self) -> None:
+        recorded = Cell(key="a", outcome="passed", score=1.0, metrics={"n": 1})
+        stated = Cell(key="a", outcome="passed", score=0.5, metrics={"n": 2})
+        message = run_rules.disagreement([(recorded, stated)])
+        assert "cell 'a', field 'score': recorded 1.0, then stated 0.5" in message
+        assert "cell 'a', field 'metrics': recorded {'n': 1}, then stated {'n': 2}" in message
+        assert "outcome" not in message
+        many = run_rules.disagreement([(recorded, stated)] * 5, shown=2)
+        assert many.endswith("; and 3 more cells")
+
     def test_an_imported_run_drops_exact_repeats_and_refuses_conflicts(self) -> None:
         assert run_rules.unique_cells([cell("a"), cell("a")], where="f") == [cell("a")]
         with pytest.raises(CellConflictError, match="f: cell 'a'"):
