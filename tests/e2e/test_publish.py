@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from benchledger.adapters.publication.browse import datasette_for
 from benchledger.adapters.store import snapshot
 from benchledger.commands.cli import cli
+from benchledger.projections.registry import all_projections
 from benchledger.projections.versions import READ_MODELS, STATE_TABLE
 from tests.helpers import run_json, write_json
 from tests.ledgers import build_demo, copy_ledger, digest
@@ -143,7 +144,16 @@ class TestPublish:
             assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
         conn.close()
         read_models = {t for _, names in READ_MODELS.values() for t in names}
-        assert tables == read_models | {STATE_TABLE, "stored_events", "snapshot"}
+        # A full-text table comes with the tables FTS5 keeps its index in.
+        fts5 = {
+            t.name + shadow
+            for p in all_projections()
+            for t in p.tables
+            if t.full_text
+            for shadow in ("_config", "_content", "_data", "_docsize", "_idx")
+        }
+        assert tables == read_models | fts5 | {STATE_TABLE, "stored_events", "snapshot"}
+        assert fts5
         assert str(ledger).encode() not in out.read_bytes()
         assert str(tmp_path).encode() not in out.read_bytes()
 
