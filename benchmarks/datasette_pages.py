@@ -5,6 +5,7 @@ then asks Datasette's in-process client for the index, the database page, each t
 first page (with its configured facets), each facet's first value selected, each canned
 query and a row page, interleaving sizes and pages, and prints the median of several
 rounds. Goal: every page under 300 ms at the largest size and within 2x of the smallest.
+Each size has runs of `RUN_SIZE` cells (25,000 runs at 1M cells).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -30,6 +32,11 @@ from benchledger.adapters.publication.browse import datasette_for, metadata_for
 SIZES = (10_000, 1_000_000)
 GOAL_MS = 300.0
 SPREAD_GOAL = 2.0
+# 40 cells a run: 250 runs at 10k cells, 50 of each of the 5 benchmarks, so that each
+# first page (50 rows) and each facet's filtered page is as full at the smallest size as
+# at the largest. With fewer runs the small pages show fewer rows, and the ratio measures
+# rows rendered rather than the ledger's size.
+RUN_SIZE = 40
 
 
 def build(work: Path, cells: int, run_size: int) -> Path:
@@ -74,6 +81,21 @@ def pages(ledger: Path) -> dict[str, str]:
     for name, query in database["queries"].items():
         params = {k: v for k, v in arguments.items() if f":{k}" in query["sql"]}
         found[f"query {name}"] = f"/ledger/{name}" + (f"?{urlencode(params)}" if params else "")
+    found.update(dashboard_pages(ledger))
+    return found
+
+
+def dashboard_pages(ledger: Path) -> dict[str, str]:
+    """The dashboard page, and the query each of its charts asks when it is drawn, with no
+    filter chosen (its optional `[[ ... ]]` clauses left out, as the dashboard leaves them)."""
+    plugins = metadata_for(ledger).get("plugins", {}).get("datasette-dashboards", {})
+    found: dict[str, str] = {}
+    for slug, dashboard in plugins.items():
+        found[f"dashboard {slug}"] = f"/-/dashboards/{slug}"
+        for name, chart in dashboard.get("charts", {}).items():
+            sql = re.sub(r"\[\[.*?\]\]", "", chart["query"], flags=re.S)
+            query = urlencode({"sql": sql, "_shape": "array"})
+            found[f"chart {name}"] = f"/{chart['db']}.json?{query}"
     return found
 
 
@@ -132,7 +154,12 @@ def main() -> None:
         default=list(SIZES),
         help="comma-separated cell counts, smallest first (default 10000,1000000)",
     )
-    parser.add_argument("--run-size", type=int, default=500, help="cells per run (default 500)")
+    parser.add_argument(
+        "--run-size",
+        type=int,
+        default=RUN_SIZE,
+        help=f"cells per run (default {RUN_SIZE}: the smallest ledger fills each first page)",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds (default 5)")
     parser.add_argument("--keep", type=Path, help="build the ledgers here and keep them")
     args = parser.parse_args()

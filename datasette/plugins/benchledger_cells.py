@@ -74,9 +74,12 @@ def status_with_flags(status: str, row: sqlite3.Row) -> str:
     return f"{status} ({', '.join(dict.fromkeys(flags))})" if flags else status
 
 
-def pretty_json(value: str) -> Markup | None:
-    """A JSON object or array indented in a <pre>; None for any other text."""
-    if not value.startswith(("{", "[")):
+def pretty_json(value: str, longest: int = 0) -> Markup | None:
+    """A JSON object or array indented in a <pre>; None for any other text, and for one
+    longer than `longest` characters (0: no limit), which Datasette then cuts to that
+    length in a table page (its `truncate_cells_html`) and shows whole on its row page:
+    one event can state thousands of run ids, and a page of them indented is megabytes."""
+    if not value.startswith(("{", "[")) or (longest and len(value) > longest):
         return None
     try:
         parsed = json.loads(value)
@@ -89,12 +92,14 @@ def pretty_json(value: str) -> Markup | None:
 
 
 @hookimpl
-def render_cell(value: Any, column: str, row: sqlite3.Row | None) -> Markup | str | None:
+def render_cell(
+    value: Any, column: str, row: sqlite3.Row | None, datasette: Any
+) -> Markup | str | None:
     if isinstance(value, float) and is_score_column(column):
         return Markup('<span title="{}">{}</span>').format(repr(value), rounded(value))
     if column == "status" and isinstance(value, str) and row is not None:
         flagged = status_with_flags(value, row)
         return flagged if flagged != value else None
     if isinstance(value, str):
-        return pretty_json(value)
+        return pretty_json(value, datasette.setting("truncate_cells_html") or 0)
     return None

@@ -183,7 +183,7 @@ class TestInternalTablesAreHidden:
 
 
 class TestCannedQueries:
-    def test_runs_over_time_returns_only_runs_of_the_requested_benchmark_in_start_order(
+    def test_runs_over_time_returns_only_runs_of_the_requested_benchmark_newest_first(
         self, ds: Datasette, ledger: Path
     ) -> None:
         rows = get_json(ds, "/ledger/runs_over_time.json?benchmark=bfcl&_shape=array&_size=max")
@@ -193,7 +193,13 @@ class TestCannedQueries:
         assert {row["benchmark"] for row in rows} == {"bfcl"}
         assert {"agent", "model", "status", "score", "invalidated"} <= set(rows[0])
         started = [row["started_at"] for row in rows]
-        assert started == sorted(started)
+        assert started == sorted(started, reverse=True)
+
+    def test_runs_over_time_is_bounded_to_the_latest_100(self, ds: Datasette) -> None:
+        """A page that does not grow with the ledger: the newest 100 runs."""
+        query = ds.metadata("queries", database="ledger")["runs_over_time"]
+        assert "limit 100" in query["sql"].lower()
+        assert "order by started_at desc" in query["sql"].lower()
 
     def test_runs_over_time_differs_per_benchmark(self, ds: Datasette) -> None:
         bfcl = get_json(ds, "/ledger/runs_over_time.json?benchmark=bfcl&_shape=array")
@@ -265,6 +271,14 @@ class TestFacets:
         assert counts["succeeded"] == scalar(
             ledger, "SELECT count(*) FROM runs WHERE status = 'succeeded'"
         )
+
+    def test_cells_count_no_facet_by_default_but_facet_by_outcome_on_request(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        assert get_json(ds, "/ledger/cells.json?_size=1")["facet_results"] == {}
+        body = get_json(ds, "/ledger/cells.json?_size=1&_facet=outcome")
+        counted = {r["value"]: r["count"] for r in body["facet_results"]["outcome"]["results"]}
+        assert sum(counted.values()) == scalar(ledger, "SELECT count(*) FROM cells")
 
     def test_an_extra_facet_can_be_requested(self, ds: Datasette) -> None:
         body = get_json(ds, "/ledger/runs.json?_size=1&_facet=provider")

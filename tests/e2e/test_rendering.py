@@ -135,6 +135,12 @@ class TestCellFunctions:
         for text in ("plain text", "[not json", "{}", "[]", "42"):
             assert plugin.pretty_json(text) is None, text
 
+    def test_json_longer_than_a_cell_shows_is_left_to_datasette_to_cut(self) -> None:
+        big = json.dumps({"runs": [f"run-{i:05d}" for i in range(500)]})
+        assert plugin.pretty_json(big, longest=len(big)) is not None
+        assert plugin.pretty_json(big, longest=len(big) - 1) is None
+        assert plugin.pretty_json(big) is not None  # no limit
+
     def test_score_like_columns_are_named_by_their_meaning(self) -> None:
         for column in ("score", "a_score", "original_score", "p_holm", "target_accuracy"):
             assert plugin.is_score_column(column), column
@@ -243,6 +249,30 @@ class TestDashboard:
         report = self.run_chart(ds, charts["head-to-head"])
         assert len(report) == 5
         assert {r["target"] for r in report} == {"eliza"}
+
+    def test_score_over_time_draws_the_newest_500_runs_in_time_order(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        """Datasette returns 1,000 rows at most, and a chart of more points is unreadable:
+        the chart asks for the newest 500, so a large ledger's chart ends today rather
+        than at its 1,000th run."""
+        chart = self.charts(ledger)["score-over-time"]
+        sql = re.sub(r"\[\[.*?\]\]", "", chart["query"], flags=re.S)
+        many = tmp_path / "many.db"
+        with sqlite3.connect(many) as conn:
+            conn.execute(
+                "CREATE TABLE runs (started_at, run_id, benchmark, agent, score, unit, "
+                "run_key, status, invalidated, superseded_by)"
+            )
+            stamps = [
+                f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}" for i in range(1005)
+            ]
+            conn.executemany(
+                "INSERT INTO runs VALUES (?, ?, 'b', 'a', 0.5, 'ratio', ?, 'succeeded', 0, NULL)",
+                [(at, f"r{i:04d}", f"k{i}") for i, at in enumerate(stamps)],
+            )
+            got = [row[1] for row in conn.execute(sql)]
+        assert got == [f"r{i:04d}" for i in range(505, 1005)]
 
     def test_the_benchmark_filter_narrows_every_chart(self, ds: Datasette, ledger: Path) -> None:
         for slug, chart in self.charts(ledger).items():
