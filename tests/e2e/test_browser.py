@@ -156,7 +156,15 @@ class TestInTheBrowser:
         assert sources and all(s.startswith("/") or s.startswith(browser.base) for s in sources)
 
     def test_a_search_finds_the_planted_error(self, browser: Browser) -> None:
+        """The full-text `search` query, with words of the error that the run's other
+        text does not hold: it finds that run's error, and only it."""
+        query = urlencode({"q": PLANTED_ERROR.split(": ")[1]})
+        dom = browser.load(f"/ledger/search?{query}", "search")
+        assert PLANTED_ERROR in dom
+        assert re.search(r"\b1 row\b", dom), "exactly the planted run's error"
+
+    def test_a_filter_finds_the_planted_error(self, browser: Browser) -> None:
         query = urlencode({"error__contains": PLANTED_ERROR.split(": ")[1]})
-        dom = browser.load(f"/ledger/runs?{query}", "search")
+        dom = browser.load(f"/ledger/runs?{query}", "filter")
         assert PLANTED_ERROR in dom
         assert re.search(r"<h3>\s*1 row\s", dom), "exactly the planted run"
