@@ -51,7 +51,8 @@ class TestBenchmarkScripts:
                 r"^(\S+(?: \S+)?) +[0-9.]+ +[0-9.]+ +[0-9.]+ +(yes|NO)$", out, re.M
             )
         }
-        for page in ("index", "runs", "cells", "cells?outcome=", "runs/<run_id>", "query search"):
+        pages = ("index", "runs", "cells", "runs?status=", "runs/<run_id>", "query search")
+        for page in (*pages, "dashboard ledger", "chart score-over-time"):
             assert page in rows, page
         assert "query run_history" in rows and "events" in rows
         assert re.search(r"^[0-9]+ of [0-9]+ pages met the goal", out, re.M)
