@@ -279,21 +279,12 @@ class ProjectionRunner:
             fresh = {p.name: self.store.create_tables(p, REBUILD_SUFFIX) for p in targets}
         # Fresh tables, seen by no one: pages are committed a few at a time.
         position, count = self._write_folded_ahead(targets, fresh, progress)
-        for page in self.pages(position):
-            with self.store.write():
-                for p in targets:
-                    self.store.apply(p, fresh[p.name], page)
-            position = page[-1].position
-            count += len(page)
-            if progress:
-                progress(len(page))
+        position, more = self._apply_pages(targets, fresh, position, progress, commit=True)
+        count += more
         with self.store.write():
             # Events appended while we were folding: finish them inside the swap.
-            for page in self.pages(position):
-                for p in targets:
-                    self.store.apply(p, fresh[p.name], page)
-                position = page[-1].position
-                count += len(page)
+            position, more = self._apply_pages(targets, fresh, position, progress, commit=False)
+            count += more
             for p in targets:
                 if type(p).settle is not Projection.settle:
                     self.store.index_rebuilt(p, REBUILD_SUFFIX)
@@ -314,17 +305,35 @@ class ProjectionRunner:
             live = {p.name: self.store.create_tables(p) for p in targets}
         position, count = self._write_folded_ahead(targets, live, progress)
         with self.store.write():
-            for page in self.pages(position):
-                for p in targets:
-                    self.store.apply(p, live[p.name], page)
-                position = page[-1].position
-                count += len(page)
-                if progress:
-                    progress(len(page))
+            position, more = self._apply_pages(targets, live, position, progress, commit=False)
+            count += more
             self._settle(self.store, live)
             for p in targets:
                 self.store.set_state(p.name, p.version, position)
         return count
+
+    def _apply_pages(
+        self,
+        targets: list[Projection],
+        names: dict[str, dict[str, str]],
+        position: int,
+        progress: Progress | None,
+        *,
+        commit: bool,
+    ) -> tuple[int, int]:
+        """The events after `position` folded here into tables `names`, a page at a time
+        (`commit`: each page in a transaction of its own; else in the caller's); the last
+        position folded and how many events."""
+        count = 0
+        for page in self.pages(position):
+            with self.store.write() if commit else nullcontext():
+                for p in targets:
+                    self.store.apply(p, names[p.name], page)
+            position = page[-1].position
+            count += len(page)
+            if progress:
+                progress(len(page))
+        return position, count
 
     def _write_folded_ahead(
         self,
