@@ -206,35 +206,26 @@ def derive_signature(
 ) -> str:
     """The orchestrator's signature (ORCHESTRATOR.md §2), calibration key included;
     worked out once per distinct config (`config_memo`)."""
-    args = (benchmark_id, benchmark_directory, agent, provider, model)
-    return _SIGNATURES.get(
-        config_key(extra_config, *args), lambda: _derived_signature(*args, extra_config)
-    )
+
+    def derived() -> str:
+        config = dict(extra_config)
+        if agent.strip().lower() in CALIBRATION_AGENTS:
+            config["calibration_spec_version"] = "calibration_v1"
+        payload = {
+            "benchmark_id": benchmark_id,
+            "benchmark_directory": benchmark_directory,
+            "agent": agent,
+            "provider": provider,
+            "model": model,
+            "extra_config": config,
+        }
+        return hashlib.sha256(_SIGNATURE_JSON.encode(payload).encode("utf-8")).hexdigest()
+
+    key = config_key(extra_config, benchmark_id, benchmark_directory, agent, provider, model)
+    return _SIGNATURES.get(key, derived)
 
 
 _SIGNATURES = Memo()
-
-
-def _derived_signature(
-    benchmark_id: str,
-    benchmark_directory: str,
-    agent: str,
-    provider: str,
-    model: str,
-    extra_config: dict[str, Any],
-) -> str:
-    config = dict(extra_config)
-    if agent.strip().lower() in CALIBRATION_AGENTS:
-        config["calibration_spec_version"] = "calibration_v1"
-    payload = {
-        "benchmark_id": benchmark_id,
-        "benchmark_directory": benchmark_directory,
-        "agent": agent,
-        "provider": provider,
-        "model": model,
-        "extra_config": config,
-    }
-    return hashlib.sha256(_SIGNATURE_JSON.encode(payload).encode("utf-8")).hexdigest()
 
 
 # json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True), built once.
