@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "runs": ("read", "List runs, oldest first."),
     "show": ("read", "Show one run with a summary of its cells."),
+    "show-runs": ("read", "Runs as the orchestrator's `show-runs` prints them, for a quick audit."),
     "history": ("read", "Every event of one run, in order: how it got to what `show` prints."),
     "events": (
         "read",
@@ -57,7 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "calibration-report": (
         "gates",
-        "The calibration gate (the orchestrator's name for `gate calibration`).",
+        "The calibration gate as the orchestrator's report: exit 0 unless --fail-on-suspicious.",
     ),
     "gates": ("gates", "Recorded gate verdicts, oldest first."),
     "review": (

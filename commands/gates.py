@@ -36,8 +36,11 @@ def evaluate(
     as_of: str | None,
     fmt: str | None,
     selection: Selection = "cohort",
+    *,
+    fail_on_findings: bool = True,
 ) -> None:
-    """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings.
+    """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings
+    (unless not `fail_on_findings`: a report, whose verdicts are recorded all the same).
 
     --json prints the verdict (a list of them for several gates); --csv and --nl
     one row per verdict, its findings a JSON list."""
@@ -64,7 +67,7 @@ def evaluate(
             )
             if verdict["findings"]:
                 emit(verdict["findings"], None, columns=["scope", "reason", "value"])
-    if not all(v["ok"] for v in verdicts):
+    if fail_on_findings and not all(v["ok"] for v in verdicts):
         raise SystemExit(1)
 
 
@@ -106,7 +109,10 @@ def gate(
     evaluate(ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, fmt, selection)
 
 
-def _alias(name: str, gate_name: str) -> click.Command:
+def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
+    """`gate GATE_NAME` under the orchestrator's command name. `report`: as the
+    orchestrator's reports, it exits 0 whatever it finds unless --fail-on-suspicious."""
+
     def run(
         ctx: LedgerContext,
         include_benchmarks: str,
@@ -115,6 +121,7 @@ def _alias(name: str, gate_name: str) -> click.Command:
         selection: Selection,
         as_of: str | None,
         fmt: str | None,
+        fail_on_suspicious: bool = True,
     ) -> None:
         evaluate(
             ctx,
@@ -125,14 +132,34 @@ def _alias(name: str, gate_name: str) -> click.Command:
             as_of,
             fmt,
             selection,
+            fail_on_findings=fail_on_suspicious,
         )
 
+    exits = (
+        "Exit 0 whatever it finds, as the orchestrator's report does; with "
+        "--fail-on-suspicious, exit 1 on findings. The verdict is recorded either way."
+        if report
+        else "Exit 1 on findings."
+    )
     help_text = (
-        f"The {gate_name} gate (the orchestrator's name for `gate {gate_name}`).\n\n"
+        f"The {gate_name} gate (the orchestrator's name for `gate {gate_name}`). {exits}\n\n"
         f"\b\nExample:\n    benchledger {name} --json"
     )
     decorated: Callable[..., Any] = pass_ledger(run)
-    options = (output_options, as_of_option, selection_option, tolerance_option, benchmark_filters)
+    options: tuple[Callable[[Any], Any], ...] = (
+        output_options,
+        as_of_option,
+        selection_option,
+        tolerance_option,
+        benchmark_filters,
+    )
+    if report:
+        flag = click.option(
+            "--fail-on-suspicious",
+            is_flag=True,
+            help="Exit 1 when calibration is missing or mismatched, or real harnesses tie",
+        )
+        options = (flag, *options)
     for option in options:
         decorated = option(decorated)
     return click.command(name=name, help=help_text)(decorated)
@@ -223,7 +250,7 @@ COMMANDS: list[click.Command] = [
     _alias("validate-latest-publishability", "publishability"),
     _alias("validate-latest-comparability", "comparability"),
     _alias("validate-latest-readiness", "readiness"),
-    _alias("calibration-report", "calibration"),
+    _alias("calibration-report", "calibration", report=True),
     gates_,
     verify_review,
 ]

@@ -349,4 +349,47 @@ def skips(ctx: LedgerContext, run_group: str | None, as_of: str | None, fmt: str
     )
 
 
-COMMANDS = [runs, show, history, events, skips]
+# What the orchestrator's `show-runs` prints of each run, in its order.
+SHOW_RUNS_FIELDS = ("benchmark", "run_id", "agent", "provider", "model", "status", "score")
+
+
+@click.command(name="show-runs")
+@click.option("--desc", is_flag=True, help="Sort descending by (agent, run id)")
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=200, show_default=True, help="At most N runs"
+)
+@as_of_option
+@output_options
+@pass_ledger
+def show_runs(
+    ctx: LedgerContext, desc: bool, limit: int, fmt: str | None, as_of: str | None
+) -> None:
+    """Runs as the orchestrator's `show-runs` prints them, for a quick audit.
+
+    Sorted by (agent, run id), where a run's id is its source's run key (the
+    orchestrator's run_id) or else benchledger's run id; --desc reverses that, and
+    --limit (200 by default, as the orchestrator's) keeps the first N. One line per
+    run: started_at, then benchmark= run_id= agent= provider= model= status= score=.
+    --json, --csv and --nl give the same runs as `runs` lists them, in this order.
+
+    \b
+    Example:
+        benchledger show-runs --desc --limit 20
+    """
+    rows = ctx.queries(as_of).runs()
+    rows.sort(key=lambda r: (str(r["agent"] or ""), _source_id(r)), reverse=desc)
+    rows = rows[:limit]
+    if fmt in ("json", "nl", "csv"):
+        emit(rows, fmt)
+        return
+    for row in rows:
+        values = {**row, "run_id": _source_id(row)}
+        fields = " ".join(f"{name}={values[name]}" for name in SHOW_RUNS_FIELDS)
+        click.echo(f"{row['started_at']} {fields}")
+
+
+def _source_id(row: dict[str, Any]) -> str:
+    return str(row.get("run_key") or row["run_id"])
+
+
+COMMANDS = [runs, show, history, events, skips, show_runs]

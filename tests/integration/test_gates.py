@@ -314,7 +314,7 @@ class TestVerdictsAreEvents:
         add(run("bfcl", "eliza"))
         invoke("gate", "publishability")
         invoke("validate-latest-comparability")
-        invoke("calibration-report", expect=1)
+        invoke("calibration-report", "--fail-on-suspicious", expect=1)
         table = invoke("gates").stdout.splitlines()
         assert table[0].split()[:4] == ["verdict", "gate", "ok", "findings"]
         assert [line.split()[1:3] for line in table[2:]] == [
@@ -337,7 +337,8 @@ class TestCommandLine:
             ("validate-latest-readiness", "readiness", 1),
             ("calibration-report", "calibration", 1),
         ):
-            verdict = json.loads(invoke(name, "--json", expect=code).stdout)
+            flags = ("--fail-on-suspicious",) if name == "calibration-report" else ()
+            verdict = json.loads(invoke(name, "--json", *flags, expect=code).stdout)
             assert set(verdict) == {
                 "gate",
                 "ok",
@@ -347,6 +348,19 @@ class TestCommandLine:
                 "verdict_id",
             }
             assert verdict["gate"] == gate_name and verdict["ok"] is (code == 0)
+
+    def test_calibration_report_exits_0_on_findings_unless_asked_to_fail(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        """As the orchestrator's `calibration-report`: a report, not a gate that stops a
+        script, unless --fail-on-suspicious; the verdict is recorded either way."""
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
+        report = json.loads(invoke("calibration-report", "--json").stdout)
+        assert report["ok"] is False and report["findings"]
+        invoke("calibration-report", "--fail-on-suspicious", expect=1)
+        invoke("gate", "calibration", expect=1)  # the gate itself still fails on findings
+        recorded = json.loads(invoke("gates", "--gate", "calibration", "--json").stdout)
+        assert [v["ok"] for v in recorded] == [False, False, False]
 
     def test_findings_print_as_a_table_and_exit_1(self, invoke: Invoke, add: Any) -> None:
         add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
