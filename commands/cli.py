@@ -58,7 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "calibration-report": (
         "gates",
-        "The calibration gate as the orchestrator's report: exit 0 unless --fail-on-suspicious.",
+        "The calibration gate (the orchestrator's name for `gate calibration`).",
     ),
     "gates": ("gates", "Recorded gate verdicts, oldest first."),
     "review": (
