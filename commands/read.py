@@ -376,9 +376,7 @@ def show_runs(
     Example:
         benchledger show-runs --desc --limit 20
     """
-    rows = ctx.queries(as_of).runs()
-    rows.sort(key=lambda r: (str(r["agent"] or ""), _source_id(r)), reverse=desc)
-    rows = rows[:limit]
+    rows = ctx.queries(as_of).runs_by_agent(desc=desc, limit=limit)
     if fmt in ("json", "nl", "csv"):
         emit(rows, fmt)
         return

@@ -62,6 +62,17 @@ class Queries:
         sql += " ORDER BY coalesce(started_at, recorded_at), run_id"
         return [decode_run(r) for r in _rows(self.conn.execute(sql, params))]
 
+    def runs_by_agent(self, *, desc: bool, limit: int) -> list[dict[str, Any]]:
+        """The first `limit` runs by (agent, the source's run key or else the run id),
+        descending with `desc`: the orchestrator's `show-runs` order, sorted and cut by
+        the database rather than in memory."""
+        order = " DESC" if desc else ""
+        sql = (
+            "SELECT * FROM runs ORDER BY coalesce(agent, '')"
+            f"{order}, coalesce(run_key, run_id){order}, run_id{order} LIMIT ?"
+        )
+        return [decode_run(r) for r in _rows(self.conn.execute(sql, (limit,)))]
+
     def open_groups(self) -> list[dict[str, Any]]:
         """Run groups not closed yet, when their runs were last heard of, and how many
         of those runs are still running."""
