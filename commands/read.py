@@ -153,6 +153,11 @@ def show(ctx: LedgerContext, run: str, n_cells: int, fmt: str | None, as_of: str
         "command",
         "cwd",
         "host",
+        "benchmark_version",
+        "benchmarks_commit",
+        "benchmarks_dirty",
+        "agent_version",
+        "agent_commit",
     ]
     width = max(len(f) for f in fields)
     for name in fields:
@@ -160,7 +165,7 @@ def show(ctx: LedgerContext, run: str, n_cells: int, fmt: str | None, as_of: str
         if value is None or (name in ("invalidated",) and not value):
             continue
         click.echo(f"{name.ljust(width)}  {value}")
-    for name in ("config", "metrics", "tokens", "provenance"):
+    for name in ("config", "metrics", "tokens", "provenance", "code_versions"):
         if row.get(name):
             click.echo(f"{name.ljust(width)}  {json.dumps(row[name], sort_keys=True)}")
     click.echo("")

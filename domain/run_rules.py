@@ -216,6 +216,38 @@ def stated_attempt(provenance: dict[str, Any]) -> int | None:
     return None
 
 
+# The code versions the read models show in their own columns: the name a run's
+# `code_versions` records each under (executed runs), and the orchestrator's column of
+# the same fact (an imported orchestrator row's `provenance.source_columns`).
+VERSION_COLUMNS: dict[str, tuple[str, str | None]] = {
+    "benchmark_version": ("benchmark_version", "benchmark_version"),
+    "benchmarks_commit": ("benchmarks_commit", "benchmarks_commit"),
+    "benchmarks_dirty": ("benchmarks_dirty", None),
+    "agent_version": ("agent_version", "eliza_version"),
+    "agent_commit": ("agent_commit", "eliza_commit"),
+}
+
+
+def stated_versions(
+    code_versions: dict[str, str], provenance: dict[str, Any]
+) -> dict[str, str | int | None]:
+    """The run's code versions by column: what it recorded running, else what its
+    orchestrator source stated (`benchmark_version`, `benchmarks_commit`, `eliza_version`,
+    `eliza_commit`). The recorded facts are read, never rewritten."""
+    columns = provenance.get("source_columns")
+    stated = columns if isinstance(columns, dict) else {}
+    out: dict[str, str | int | None] = {}
+    for column, (recorded, orchestrator) in VERSION_COLUMNS.items():
+        value: object = code_versions.get(recorded)
+        if value is None and orchestrator is not None:
+            value = stated.get(orchestrator)
+        if column == "benchmarks_dirty":
+            out[column] = None if value is None else int(value == "true")
+        else:
+            out[column] = value if isinstance(value, str) and value else None
+    return out
+
+
 def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> list[Event]:
     """How an imported run ended; a source's interrupted run is recorded as recovered,
     with what its source states of it after the recovery (metrics, end, duration...)."""

@@ -18,7 +18,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
-from benchledger.domain.run_rules import stated_attempt
+from benchledger.domain.run_rules import stated_attempt, stated_versions
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -74,6 +74,13 @@ COLUMNS: dict[str, type] = {
     "command": str,
     "cwd": str,
     "host": str,
+    # The code that ran (`RunStarted.code_versions`), or what an orchestrator source stated
+    # of it (`run_rules.stated_versions`).
+    "benchmark_version": str,
+    "benchmarks_commit": str,
+    "benchmarks_dirty": int,
+    "agent_version": str,
+    "agent_commit": str,
     "run_dir": str,
     "lease_expires_at": str,
     "last_heard_at": str,
@@ -90,6 +97,7 @@ COLUMNS: dict[str, type] = {
     "tokens": str,
     "artifacts": str,
     "provenance": str,
+    "code_versions": str,
 }
 
 INSERT = (
@@ -97,9 +105,11 @@ INSERT = (
     "attempt, started_at, cells, cells_passed, cells_failed, cells_error, cells_skipped, "
     "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
     "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, account, "
-    "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position) "
+    "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position, "
+    "code_versions, benchmark_version, benchmarks_commit, benchmarks_dirty, agent_version, "
+    "agent_commit) "
     "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # A run imported whole (`RunImported`): `INSERT` with how it ended (`FINISH`).
 IMPORTED = (
@@ -108,10 +118,11 @@ IMPORTED = (
     "invalidated, corrections, config, signature, comparison_signature, run_group_id, "
     "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, account, "
     "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position, "
-    "score, unit, higher_is_better, metrics, tokens, duration_seconds, exit_code, error, "
-    "ended_at, artifacts) "
+    "code_versions, benchmark_version, benchmarks_commit, benchmarks_dirty, agent_version, "
+    "agent_commit, score, unit, higher_is_better, metrics, tokens, duration_seconds, "
+    "exit_code, error, ended_at, artifacts) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ADD_CELLS = (
     "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
@@ -191,6 +202,12 @@ def facts_added(event: RunFactsAdded, at: str | None, pos: int, run_id: str) -> 
     if attempt is not None:
         sets.append("attempt = coalesce(attempt, ?)")
         params.append(attempt)
+    provenance = event.facts.get("provenance")
+    if isinstance(provenance, dict):  # a later source's columns fill in unstated versions
+        for column, value in stated_versions({}, provenance).items():
+            if value is not None:
+                sets.append(f"{column} = coalesce({column}, ?)")
+                params.append(value)
     sets += ["updated_at = ?", "last_position = ?"]
     params += [at, pos, run_id]
     return f"UPDATE [{{runs}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)
@@ -289,6 +306,8 @@ class RunsProjection(Projection):
                 at,
                 at,
                 pos,
+                to_json(event.code_versions) if event.code_versions else None,
+                *stated_versions(event.code_versions, event.provenance).values(),
             )
             who = (run_id, event.run_key, event.benchmark, event.agent, event.provider, event.model)
             if isinstance(event, RunImported):

@@ -25,6 +25,12 @@ default. Every key is listed below; any other key is an error naming it.
     higher_is_better = true      # optional; default true
     # optional; label and value required, unit, source and as_of optional
     high_score = { label = "gpt-5", value = 0.891, source = "leaderboard", as_of = 2026-09-30 }
+    # optional; versions every run of it records (see `versions.py`): a literal, or
+    # a command's output, a repository's commit or a package.json's version
+    versions = { benchmark_version = "1.2", agent_version = { command = ["{agent}", "--version"] } }
+
+    [versions]                   # optional; versions of every benchmark's runs, under
+    agent_commit = { git = "../eliza" }    # the ones a benchmark's `versions` declares
 
     [accounts.codex]             # a credential pool (see `accounts`): --accounts
     root = "~/.local/state/eliza/auth/_codex-home"
@@ -86,6 +92,11 @@ from pydantic import (
 )
 
 from benchledger.adapters.execution.accounts import AccountPool
+from benchledger.adapters.execution.versions import (
+    PLACEHOLDERS,
+    Declared,
+    declared_name_problem,
+)
 from benchledger.domain.errors import InputFormatError, NotFoundError, RuleViolationError
 from benchledger.domain.signatures import effective_config
 
@@ -135,6 +146,8 @@ class BenchmarkSpec(_Strict):
     unit: str | None = None
     higher_is_better: bool = True
     high_score: HighScore | None = None
+    # The versions its runs record (`versions.py`), the registry's top-level ones included.
+    versions: dict[str, Declared] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -211,6 +224,18 @@ class _RegistryFile(_Strict):
     benchmarks: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, Any]] = {}
     accounts: dict[str, dict[str, Any]] = {}
+    versions: dict[str, Any] = {}
+
+
+class _TopVersions(_Strict):
+    versions: dict[str, Declared] = {}
+
+
+def _check_version_names(file: str, where: str, table: object) -> None:
+    """A declared version's name is refused naming its field (`versions.py`)."""
+    for name in table if isinstance(table, dict) else ():
+        if (problem := declared_name_problem(name)) is not None:
+            raise InputFormatError(file, problem, field=f"{where}.{name}")
 
 
 _Entry = TypeVar("_Entry", BenchmarkSpec, Profile, AccountPool)
@@ -264,15 +289,24 @@ def load_registry(path: Path) -> Registry:
     except ValidationError as e:
         raise _field_error(file, e) from None
     folder = path.resolve().parent
+    _check_version_names(file, "versions", raw.versions)
+    try:
+        common = _TopVersions.model_validate(
+            {"versions": raw.versions}, context={"folder": folder}
+        ).versions
+    except ValidationError as e:
+        raise _field_error(file, e) from None
     benchmarks: dict[str, BenchmarkSpec] = {}
     for benchmark_id, table in raw.benchmarks.items():
         where = f"benchmarks.{benchmark_id}"
         if not _ID.fullmatch(benchmark_id):
             message = "a benchmark id uses only letters, digits, '_', '.' and '-'"
             raise InputFormatError(file, message, field=where)
-        benchmarks[benchmark_id] = _entry(
-            file, BenchmarkSpec, where, folder, table, id=benchmark_id
-        )
+        _check_version_names(file, f"{where}.versions", table.get("versions"))
+        spec = _entry(file, BenchmarkSpec, where, folder, table, id=benchmark_id)
+        if common:
+            spec = spec.model_copy(update={"versions": {**common, **spec.versions}})
+        benchmarks[benchmark_id] = spec
     profiles: dict[str, Profile] = {}
     for name, table in raw.profiles.items():
         where = f"profiles.{name}"
@@ -363,6 +397,13 @@ def _problems(spec: BenchmarkSpec, known_formats: Collection[str]) -> Iterator[s
             yield f"unknown placeholder {{{name}}}"
     if any(m[1] is None and len(m[0]) == 1 for a in spec.command for m in _TOKEN.finditer(a)):
         yield "command has a single brace; write {{ or }} for a literal one"
+    for version, source in spec.versions.items():
+        for name in sorted(placeholders(source.texts())):
+            if name.startswith("config."):
+                if name.removeprefix("config.") not in {*spec.config, *FILLED_KEYS}:
+                    yield f"versions.{version}: placeholder {{{name}}} has no default"
+            elif name != "config" and name not in PLACEHOLDERS:
+                yield f"versions.{version}: unknown placeholder {{{name}}}"
 
 
 def _resolvable(word: str, cwd: Path) -> bool:

@@ -36,6 +36,7 @@ from benchledger.adapters.execution.registry import (
     work_config,
 )
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
+from benchledger.adapters.execution.versions import code_versions
 from benchledger.adapters.formats.common import read_bytes
 from benchledger.domain.errors import InputFormatError, LedgerError
 from benchledger.domain.facts import result_additions
@@ -179,6 +180,10 @@ class Runner:
         def scrub(value: Any) -> Any:
             return paths.scrub_obj(redactor.redact_obj(value))
 
+        def render(text: str) -> str:
+            return render_command([text], values, config)[0]
+
+        versions = code_versions(spec.cwd, spec.versions, render, self.environ, scrub)
         started = self.ledger.start_attempt(
             group,
             mode=request.mode,
@@ -190,6 +195,7 @@ class Runner:
             run_dir=run_dir_rel,
             legacy_config=legacy_config,
             account=account,
+            code_versions=versions,
             **who,
         )
         if isinstance(started, Skip):

@@ -8,7 +8,15 @@ from typing import Any
 
 from benchledger.domain.errors import AmbiguousIdError, NotFoundError
 
-RUN_JSON_COLUMNS = ("config", "metrics", "tokens", "artifacts", "command", "provenance")
+RUN_JSON_COLUMNS = (
+    "config",
+    "metrics",
+    "tokens",
+    "artifacts",
+    "command",
+    "provenance",
+    "code_versions",
+)
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:

@@ -177,8 +177,14 @@ class ViewerExport:
             "error": row.get("error"),
             **{k: scored[k] for k in ("high_score_label", "high_score_value")},
             "delta_to_high_score": scored["delta_to_high_score"],
-            "benchmark_version": meta.get("benchmark_version") or meta.get("benchmarks_version"),
-            **{k: meta.get(k) for k in ("benchmarks_commit", "eliza_commit", "eliza_version")},
+            # The run's own code versions (recorded running it, or stated by its source),
+            # else its group's: the orchestrator's `eliza_*` are benchledger's `agent_*`.
+            "benchmark_version": row.get("benchmark_version")
+            or meta.get("benchmark_version")
+            or meta.get("benchmarks_version"),
+            "benchmarks_commit": row.get("benchmarks_commit") or meta.get("benchmarks_commit"),
+            "eliza_commit": row.get("agent_commit") or meta.get("eliza_commit"),
+            "eliza_version": row.get("agent_version") or meta.get("eliza_version"),
             "extra_config": row.get("config") or {},
             "command": row.get("command") or [],
             "metrics": metrics,
