@@ -23,12 +23,26 @@ from benchledger.commands.work import (
     selection_options,
     sweep_stale,
 )
+from benchledger.domain.signatures import KNOWN_AGENTS
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
 @selection_options
+@click.option(
+    "--agents",
+    "agent_lists",
+    multiple=True,
+    metavar="A,B,...",
+    help="Run a cohort: the same work for each of these agents (comma-separated, repeatable)",
+)
+@click.option(
+    "--all-agents",
+    is_flag=True,
+    help="Run a cohort of each benchmark's compatible agents (its registry `agents`, "
+    "else eliza, hermes and openclaw)",
+)
 @click.option("--benchmark", "adhoc_id", help="With -- COMMAND...: id of an ad hoc benchmark")
 @mode_options
 @click.option(
@@ -61,6 +75,8 @@ def run(
     accounts: str | None,
     account_pool: str | None,
     results_root: Path | None,
+    agent_lists: tuple[str, ...],
+    all_agents: bool,
     adhoc_id: str | None,
     rerun_failed: bool,
     force: bool,
@@ -87,10 +103,21 @@ def run(
     its home is in the pool's env variable (e.g. CODEX_HOME), every chosen home
     in its pool_env (e.g. CODEX_HOMES), and the run records the account's id.
 
+    A cohort (--agents A,B,... instead of --agent, or --all-agents for each
+    benchmark's compatible agents) runs every benchmark for each agent with
+    one effective config, so its runs share a comparison signature (the
+    config's `agent` and `harness` name a known harness, which that signature
+    leaves out) and `latest` publishes them as one cohort. An agent the
+    benchmark does not support is recorded as an incompatible skip, quarantined
+    in `latest` as incompatible_harness. --jobs runs the cohort's agents in
+    parallel too; each agent uses its own account pool, if it has one.
+
     \b
     Example:
         benchledger run --benchmarks bfcl,gaia --agent eliza --model gpt-oss-120b
         benchledger run --all --agent hermes --model-profile cerebras-oss --rerun-failed
+        benchledger run --benchmarks bfcl --agents eliza,hermes,openclaw --model m --jobs 3
+        benchledger run --all --all-agents --model-profile cerebras-oss
         benchledger run --benchmarks bfcl,gaia --agent codex --model gpt-5.5 --accounts 2
         benchledger run --benchmark smoke --agent eliza --model m -- python smoke.py {output_dir}
     """
@@ -112,9 +139,20 @@ def run(
         timeout=timeout,
         lease_seconds=lease_seconds,
         renew_seconds=renew_seconds,
+        agents=agent_lists,
+        all_agents=all_agents,
     )
-    if work.accounts and work.accounts.problems:
-        raise click.ClickException("cannot use the accounts: " + "; ".join(work.accounts.problems))
+    for request in work.requests():
+        if request.accounts and request.accounts.problems:
+            problems = "; ".join(request.accounts.problems)
+            raise click.ClickException(f"cannot use the accounts: {problems}")
+    if work.cohort:
+        apart = [r.agent for r in work.cohort if r.agent.strip().lower() not in KNOWN_AGENTS]
+        if apart:
+            stderr(
+                f"warning: not a known harness: {', '.join(apart)}; the config keeps "
+                "their agent and harness, so their runs get comparison signatures of their own"
+            )
     label, outcomes = execute(ctx, work, jobs)
     counts: dict[str, int] = {}
     for outcome in outcomes:
@@ -126,8 +164,10 @@ def run(
         )
     else:
         columns = ["benchmark", "state", "attempt", "run", "score", "reason"]
-        if work.accounts:
+        if any(r.accounts for r in work.requests()):
             columns.insert(1, "account")
+        if work.cohort:
+            columns.insert(1, "agent")
         emit(rows, None, columns=columns)
         stderr(f"Run group {label}: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     if any(o.failed for o in outcomes):

@@ -7,7 +7,7 @@ import os
 import threading
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,9 +25,16 @@ from benchledger.adapters.execution.registry import (
     load_registry,
     split_ids,
 )
-from benchledger.adapters.execution.runner import BenchmarkOutcome, Runner, RunRequest, register
+from benchledger.adapters.execution.runner import (
+    BenchmarkOutcome,
+    Runner,
+    RunRequest,
+    WorkItem,
+    register,
+)
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.output import stderr
+from benchledger.domain.matrix import CANONICAL_HARNESSES
 from benchledger.domain.signature import Mode
 
 if TYPE_CHECKING:
@@ -93,7 +100,7 @@ _MODE_OPTIONS = (
         type=click.IntRange(min=1),
         default=1,
         show_default=True,
-        help="Benchmarks to run in parallel",
+        help="Benchmarks (and a cohort's agents) to run in parallel",
     ),
 )
 
@@ -126,10 +133,29 @@ class Work:
     specs: list[BenchmarkSpec]
     request: RunRequest
     results_root: Path
+    # A cohort (`--agents`, `--all-agents`): one request per agent, the same config, and
+    # the agents each benchmark runs for. Empty for one agent (`request`).
+    cohort: tuple[RunRequest, ...] = ()
+    cohort_agents: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def accounts(self) -> AccountChoice | None:
         return self.request.accounts
+
+    def requests(self) -> tuple[RunRequest, ...]:
+        return self.cohort or (self.request,)
+
+    def items(self) -> list[WorkItem]:
+        """What to run, in order: each benchmark (for a cohort, under each of its
+        agents' requests), with the index of its account (the benchmark's position)."""
+        if not self.cohort:
+            return [(spec, self.request, i) for i, spec in enumerate(self.specs)]
+        by_agent = {r.agent: r for r in self.cohort}
+        return [
+            (spec, by_agent[agent], i)
+            for i, spec in enumerate(self.specs)
+            for agent in self.cohort_agents[spec.id]
+        ]
 
 
 def plan(
@@ -151,12 +177,28 @@ def plan(
     timeout: float | None = None,
     lease_seconds: float = 300.0,
     renew_seconds: float = 60.0,
+    agents: tuple[str, ...] = (),
+    all_agents: bool = False,
 ) -> Work:
     """The work the options select; accounts that cannot be used are left for the caller
-    to refuse (`run`) or report (`preflight`)."""
-    if not agent:
-        raise click.UsageError("Missing option '--agent'.")
+    to refuse (`run`) or report (`preflight`). `agents` (or `all_agents`: each
+    benchmark's compatible agents) makes it a cohort, one request per agent."""
+    listed = split_ids(list(agents))
+    if agents and not listed:
+        raise click.BadParameter("names no agent", param_hint="--agents")
+    if agent and (listed or all_agents):
+        other = "--agents" if listed else "--all-agents"
+        raise click.UsageError(f"--agent and {other} exclude each other")
+    if listed and all_agents:
+        raise click.UsageError("--agents and --all-agents exclude each other")
+    if not agent and not listed and not all_agents:
+        raise click.UsageError("Missing option '--agent' (or --agents A,B,... or --all-agents).")
     registry, specs = selection(registry_path, benchmark_lists, run_all, adhoc_id, command)
+    cohort_agents = {
+        spec.id: tuple(listed) if listed else spec.agents or CANONICAL_HARNESSES for spec in specs
+    }
+    if not agent:
+        agent = next(a for agents_of in cohort_agents.values() for a in agents_of)
     extras: list[dict[str, Any]] = []
     if model_profile:
         profile = load_profile(model_profile, registry)
@@ -177,7 +219,14 @@ def plan(
         accounts=_accounts(registry, agent, accounts, account_pool),
     )
     root = results_root or (registry.results_root if registry else Path("results"))
-    return Work(registry, specs, request, root.resolve())
+    if not listed and not all_agents:
+        return Work(registry, specs, request, root.resolve())
+    names = dict.fromkeys(a for agents_of in cohort_agents.values() for a in agents_of)
+    cohort = tuple(
+        replace(request, agent=name, accounts=_accounts(registry, name, accounts, account_pool))
+        for name in names
+    )
+    return Work(registry, specs, cohort[0], root.resolve(), cohort, cohort_agents)
 
 
 def _accounts(
@@ -205,36 +254,56 @@ def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[Be
     register(ledger, work.specs, registry.path.parent if registry else Path.cwd())
     request = work.request
     label = f"rg_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{os.urandom(4).hex()}"
-    chosen = request.accounts
     group = ledger.new_group(
         label,
         "run",
         request={
-            "agent": request.agent,
+            **_who(work),
             "provider": request.provider,
             "model": request.model,
             "extra": [mask_config(e) for e in request.extras],
             "mode": request.mode,
             "timeout": request.timeout,
             "benchmarks": [s.id for s in work.specs],
-            **(
-                {"account_pool": chosen.pool.name, "accounts": [a.id for a in chosen.accounts]}
-                if chosen
-                else {}
-            ),
         },
         selection=[s.id for s in work.specs],
     )
     runner = Runner(ledger, work.results_root, log=stderr, catch_up=_serialised(services.runner))
     outcomes = []
     try:
-        for outcome in runner.run_all(group, work.specs, request, jobs):
+        for outcome in runner.run_items(group, work.items(), jobs):
             outcomes.append(outcome)
             group.count(outcome.state)
     finally:
         ledger.close_group(group)
     services.runner.catch_up()
     return label, outcomes
+
+
+def _who(work: Work) -> dict[str, Any]:
+    """Who the run group's request runs as: the agent (or the cohort's agents, and the
+    agents of each benchmark), and the accounts chosen."""
+    if not work.cohort:
+        chosen = work.accounts
+        accounts = (
+            {"account_pool": chosen.pool.name, "accounts": [a.id for a in chosen.accounts]}
+            if chosen
+            else {}
+        )
+        return {"agent": work.request.agent, **accounts}
+    pools = {r.agent: r.accounts for r in work.cohort if r.accounts}
+    return {
+        "agents": [r.agent for r in work.cohort],
+        "cohort": {benchmark: list(agents) for benchmark, agents in work.cohort_agents.items()},
+        **(
+            {
+                "account_pools": {agent: c.pool.name for agent, c in pools.items()},
+                "accounts": {agent: [a.id for a in c.accounts] for agent, c in pools.items()},
+            }
+            if pools
+            else {}
+        ),
+    }
 
 
 def _serialised(projection_runner: ProjectionRunner) -> Callable[[], object]:

@@ -27,6 +27,7 @@ from benchledger.domain.ledger_base import (
 )
 from benchledger.domain.records import Cell, RunStatus
 from benchledger.domain.run import Run
+from benchledger.domain.secrets import mask_config
 from benchledger.domain.signature import KnownAttempt, Mode, Signature
 from benchledger.domain.signatures import (
     comparison_signature,
@@ -383,10 +384,13 @@ class Executing(LedgerBase):
         reason: str,
         defer_to: UUID | None = None,
         detail: str | None = None,
+        supported_agents: list[str] | None = None,
         **work: Any,
     ) -> None:
         """Record that this invocation did not run some work (benchmark, agent, provider,
-        model, config), and why: never a run, never an attempt."""
+        model, config), and why: never a run, never an attempt. The skip states the
+        work's config (secrets masked) and comparison signature, as its run would, and
+        for an agent the benchmark does not support, the agents it does."""
         self._not_run(
             group,
             group_model.BenchmarkSkipped,
@@ -394,6 +398,16 @@ class Executing(LedgerBase):
             reason=reason,
             defer_to=defer_to,
             detail=detail,
+            supported_agents=supported_agents,
+            config=mask_config(work["config"]),
+            comparison_signature=comparison_signature(
+                work["benchmark"],
+                work["provider"],
+                work["model"],
+                work["config"],
+                directory=work.get("directory"),
+                agent=work["agent"],
+            ),
         )
 
     def refuse_launch(

@@ -50,6 +50,12 @@ class BenchmarkSkipped(Event):
     # The source system's own run group the skip was decided in, when it keeps them (an
     # orchestrator row's run_group_id); the skip itself is recorded on the import's group.
     source_group: UUID | None = None
+    # For work the runner skipped: its effective config (secrets masked) and comparison
+    # signature (of the real config), as a run of that work would state them.
+    config: dict[str, Any] | None = None
+    comparison_signature: str | None = None
+    # For an agent the benchmark does not support: the agents it supports.
+    supported_agents: list[str] | None = None
 
 
 class LaunchRefused(Event):

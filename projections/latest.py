@@ -209,6 +209,14 @@ def _stated_time(value: Any) -> str | None:
 def _skip_row(envelope: Envelope, event: BenchmarkSkipped, status: str) -> tuple[Any, ...]:
     provenance = event.provenance
     metrics = provenance.get("metrics") if isinstance(provenance.get("metrics"), dict) else None
+    if metrics is None and event.supported_agents is not None:
+        # The runner's own incompatible-agent skip, stated as the orchestrator states its
+        # incompatible rows (whose staleness rule reads this reason).
+        metrics = {
+            "reason": "harness_not_in_compatibility",
+            "harness": event.agent,
+            "supported_harnesses": list(event.supported_agents),
+        }
     source_id = provenance.get("run_id")
     run_id = (
         source_id
@@ -221,9 +229,10 @@ def _skip_row(envelope: Envelope, event: BenchmarkSkipped, status: str) -> tuple
         reason = metrics.get("reason") if isinstance(metrics.get("reason"), str) else None
     supported = metrics.get("supported_harnesses") if metrics is not None else None
     listed = isinstance(supported, list) and all(isinstance(a, str) for a in supported)
-    config = provenance.get("extra_config")
+    # An imported row's config is in its provenance; the runner's skip states its own.
+    config = provenance.get("extra_config", event.config)
     directory = provenance.get("benchmark_directory")
-    compared = (
+    compared = event.comparison_signature or (
         comparison_signature(
             event.benchmark,
             event.provider,

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -73,10 +73,15 @@ class BenchmarkOutcome:
     score: float | None = None
     reason: str | None = None
     account: str | None = None
+    agent: str | None = None
 
     @property
     def failed(self) -> bool:
         return self.state in FAILING
+
+
+# One benchmark to run under one request, with the index of its account in the pool.
+WorkItem = tuple[BenchmarkSpec, RunRequest, int]
 
 
 @dataclass
@@ -92,17 +97,27 @@ class Runner:
     def run_all(
         self, group: GroupHandle, specs: Sequence[BenchmarkSpec], request: RunRequest, jobs: int
     ) -> list[BenchmarkOutcome]:
-        if jobs <= 1 or len(specs) <= 1:
-            return [self.run_one(group, spec, request, i) for i, spec in enumerate(specs)]
+        return self.run_items(group, [(spec, request, i) for i, spec in enumerate(specs)], jobs)
+
+    def run_items(
+        self, group: GroupHandle, items: Sequence[WorkItem], jobs: int
+    ) -> list[BenchmarkOutcome]:
+        """Run each (benchmark, request, account index), `jobs` at a time, outcomes in
+        order: a cohort is each benchmark under one request per agent."""
+        if jobs <= 1 or len(items) <= 1:
+            return [self.run_one(group, *item) for item in items]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(
-                pool.map(lambda i: self.run_one(group, specs[i], request, i), range(len(specs)))
-            )
+            return list(pool.map(lambda item: self.run_one(group, *item), items))
 
     def run_one(
         self, group: GroupHandle, spec: BenchmarkSpec, request: RunRequest, index: int = 0
     ) -> BenchmarkOutcome:
         """Run the `index`-th benchmark of the selection (its account is the index-th)."""
+        return replace(self._run_one(group, spec, request, index), agent=request.agent)
+
+    def _run_one(
+        self, group: GroupHandle, spec: BenchmarkSpec, request: RunRequest, index: int
+    ) -> BenchmarkOutcome:
         config = work_config(spec, request.agent, request.provider, *request.extras)
         who: dict[str, Any] = {
             "benchmark": spec.id,
@@ -117,7 +132,13 @@ class Runner:
         legacy_config = overlay_config(spec.config, spec.id, *request.extras)
         if not spec.accepts(request.agent):
             detail = f"agent '{request.agent}' is not among {', '.join(spec.agents)}"
-            self.ledger.skip(group, reason="incompatible_agent", detail=detail, **who)
+            self.ledger.skip(
+                group,
+                reason="incompatible_agent",
+                detail=detail,
+                supported_agents=list(spec.agents),
+                **who,
+            )
             return BenchmarkOutcome(spec.id, "skipped", reason=f"incompatible_agent: {detail}")
         known = self.ledger.work_attempts(**who, legacy_config=legacy_config)
         decision = decide(known.runs, request.mode, datetime.now(UTC))
