@@ -292,7 +292,11 @@ class TestCrashes:
         process.kill()
         process.communicate(timeout=PROCESS_TIMEOUT)
 
-        lease = parse_time(lws.shown("show", run_id)["run"]["lease_expires_at"])
+        # The runner may have died between appending a renewal and catching the read
+        # models up to it: a read-only `show` would find them behind for good, so this
+        # one catches them up first (as any writing command does).
+        shown = json.loads(lws.invoke("show", run_id, "--json").stdout)
+        lease = parse_time(shown["run"]["lease_expires_at"])
         eventually(lambda: datetime.now(UTC) > lease, "the lease to expire", seconds=10)
         assert lws.recover() == [{"run_id": run_id, "policy": "lease_expired"}]
         run = lws.shown("show", run_id)["run"]
