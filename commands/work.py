@@ -217,6 +217,7 @@ def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[Be
             "mode": request.mode,
             "timeout": request.timeout,
             "benchmarks": [s.id for s in work.specs],
+            **request.tags,
             **(
                 {"account_pool": chosen.pool.name, "accounts": [a.id for a in chosen.accounts]}
                 if chosen

@@ -162,6 +162,7 @@ class Executing(LedgerBase):
         directory: str | None = None,
         legacy_config: dict[str, Any] | None = None,
         account: str | None = None,
+        provenance: dict[str, Any] | None = None,
         now: Callable[[], datetime] = _utc_now,
     ) -> StartedAttempt | Skip:
         """Decide, then claim the next attempt and start its run in one atomic append.
@@ -169,9 +170,10 @@ class Executing(LedgerBase):
         `config` is the work's effective config; `directory` its benchmark directory
         (default the benchmark id); `legacy_config` the config benchledger hashed before
         it adopted the orchestrator's signatures (see `work_attempts`); `account` the id of
-        the pool account the run uses, if any (not part of the work). If another process
-        claims the same signature first, the store refuses our append and we decide
-        again with its attempt in view.
+        the pool account the run uses, if any (not part of the work); `provenance` what the
+        run is tagged with, e.g. a comparison's id and side (not part of the work either).
+        If another process claims the same signature first, the store refuses our append
+        and we decide again with its attempt in view.
         """
         sig_text = signature(benchmark, agent, provider, model, config, directory=directory)
         comparison = comparison_signature(
@@ -210,6 +212,7 @@ class Executing(LedgerBase):
                 lease_expires_at=at + timedelta(seconds=lease_seconds),
                 run_dir=run_dir,
                 account=account,
+                provenance=provenance,
             )
             # The run states the signatures of its stream, benchmark directory included.
             started = started.model_copy(
