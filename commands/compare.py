@@ -1,18 +1,27 @@
-"""Compare two sides over the ledger's latest runs; show a recorded comparison again."""
+"""Compare two sides over the ledger's latest runs, or run both sides first; show a
+recorded comparison again."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import click
 from tabulate import tabulate
 
+from benchledger.adapters.execution.runner import BenchmarkOutcome
 from benchledger.adapters.publication import compare as comparisons
+from benchledger.adapters.publication import executed_compare as executed
 from benchledger.adapters.publication.compare import Method, Side
+from benchledger.adapters.publication.executed_compare import RunSide
 from benchledger.commands.context import LedgerContext, actor, as_of_option
-from benchledger.commands.output import emit, output_options, short
+from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.commands.work import Work, execute, mode_of, plan, registry_option
 from benchledger.domain.comparison_stats import Bootstrap
+from benchledger.domain.signature import Mode
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -24,11 +33,19 @@ STATUS_COLUMNS = [
 ]  # fmt: skip
 
 
-def _side(_ctx: click.Context, param: click.Parameter, value: str) -> Side:
+def _side(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The spec as given, once it reads as [agent@]provider:model (comparing the ledger's
+    runs) or provider:model[@base_url] (for --run); parsed as the mode asks."""
     try:
-        return comparisons.parse_side(value)
+        comparisons.parse_side(value)
     except ValueError as e:
-        raise click.BadParameter(str(e)) from None
+        try:
+            executed.parse_run_side(value)
+        except ValueError:
+            raise click.BadParameter(
+                f"{e} (nor provider:model[@base_url], as --run takes)"
+            ) from None
+    return value
 
 
 def _benchmarks(values: tuple[str, ...]) -> list[str]:
@@ -39,16 +56,62 @@ def _benchmarks(values: tuple[str, ...]) -> list[str]:
 
 @click.command()
 @click.option(
-    "--a", "side_a", required=True, metavar="SPEC", callback=_side, help="[agent@]provider:model"
+    "--a",
+    "side_a",
+    required=True,
+    metavar="SPEC",
+    callback=_side,
+    help="[agent@]provider:model; with --run provider:model[@base_url]",
 )
 @click.option(
-    "--b", "side_b", required=True, metavar="SPEC", callback=_side, help="[agent@]provider:model"
+    "--b",
+    "side_b",
+    required=True,
+    metavar="SPEC",
+    callback=_side,
+    help="[agent@]provider:model; with --run provider:model[@base_url]",
 )
 @click.option(
     "--benchmarks",
     multiple=True,
     metavar="A,B",
-    help="Benchmarks to compare, comma-separated, repeatable (default: all either side ran)",
+    help="Benchmarks to compare, comma-separated, repeatable (default: all either side ran; "
+    "required with --run)",
+)
+@click.option("--run", "run_sides", is_flag=True, help="Run both sides first, then compare them")
+@registry_option
+@click.option(
+    "--agent",
+    default="compare",
+    show_default=True,
+    help="With --run: the agent both sides run as",
+)
+@click.option(
+    "--max-examples",
+    type=click.IntRange(min=1),
+    help="With --run: cap examples per benchmark (as max_examples, max_tasks, "
+    "max_questions and sample)",
+)
+@click.option("--temperature", type=float, help="With --run: sampling temperature (config)")
+@click.option(
+    "--rerun-failed",
+    is_flag=True,
+    help="With --run: re-run unless the latest executed attempt succeeded",
+)
+@click.option("--force", is_flag=True, help="With --run: always run a new attempt")
+@click.option("--timeout", type=float, help="With --run: kill a benchmark after this many seconds")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --run: benchmarks of a side to run in parallel",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --run: where compare-ID.json goes (default: RESULTS_ROOT/comparisons)",
 )
 @click.option(
     "--tolerance",
@@ -78,9 +141,19 @@ def _benchmarks(values: tuple[str, ...]) -> list[str]:
 @pass_ledger
 def compare(
     ctx: LedgerContext,
-    side_a: Side,
-    side_b: Side,
+    side_a: str,
+    side_b: str,
     benchmarks: tuple[str, ...],
+    run_sides: bool,
+    registry_path: Path,
+    agent: str,
+    max_examples: int | None,
+    temperature: float | None,
+    rerun_failed: bool,
+    force: bool,
+    timeout: float | None,
+    jobs: int,
+    out_dir: Path | None,
     tolerance: float,
     bootstrap: str,
     seed: int,
@@ -109,6 +182,23 @@ def compare(
     shows it again, unchanged. --json prints the comparison; --csv and --nl
     one row per benchmark (its paired statistics a JSON object in CSV).
 
+    With --run, as the orchestrator's compare, both sides run first: a side is
+    provider:model[@base_url], and each runs the --benchmarks of the registry
+    through the path `run` takes (signatures, attempts, leases and skips apply:
+    work that already succeeded is not run again unless --rerun-failed or
+    --force says so) as its own run group, with agent `compare` unless --agent
+    names one. Both groups and every run they start are tagged with the
+    comparison's id. The config gets the base URL as vllm_base_url (the
+    benchmark sees it as OPENAI_BASE_URL; provider vllm defaults to
+    http://127.0.0.1:8001/v1, or VLLM_BASE_URL), --max-examples N as
+    max_examples, max_tasks, max_questions and sample, and --temperature T as
+    temperature. The table is the orchestrator's (benchmark, A, B, delta B-A,
+    winner) with the paired statistics of the runs' cells after it; a side
+    whose run did not succeed shows n/a and its status. The comparison is
+    recorded, view-comparison ID prints the same table, and compare-ID.json
+    (the orchestrator's file) is written under --out. Exit 0 when the
+    comparison is recorded, failed sides included, as the orchestrator's.
+
     \b
     Example:
         benchledger compare --a cerebras:gpt-oss-120b --b openai:gpt-4.1-mini
@@ -116,7 +206,182 @@ def compare(
             --b hermes@cerebras:gpt-oss-120b --benchmarks bfcl,gaia --json
         benchledger compare --a cerebras:gpt-oss-120b --b openai:gpt-4.1-mini \\
             --tolerance 0.02 --bootstrap mean --seed 7 --resamples 20000
+        benchledger compare --run --a openai:gpt-4.1-mini \\
+            --b vllm:elizaos/eliza-1@http://127.0.0.1:8001/v1 \\
+            --benchmarks action-calling,bfcl --max-examples 5 --out comparisons
     """
+    run_options = {
+        "--max-examples": max_examples is not None,
+        "--temperature": temperature is not None,
+        "--rerun-failed": rerun_failed,
+        "--force": force,
+        "--timeout": timeout is not None,
+        "--jobs": jobs != 1,
+        "--out": out_dir is not None,
+        "--agent": agent != "compare",
+    }
+    if run_sides:
+        if as_of is not None or bootstrap != "none":
+            raise click.UsageError("--run compares the runs it makes: no --as-of or --bootstrap")
+        stored = _run_both(
+            ctx,
+            _run_side(side_a, "--a"),
+            _run_side(side_b, "--b"),
+            _benchmarks(benchmarks),
+            registry_path,
+            agent,
+            max_examples,
+            temperature,
+            mode_of(rerun_failed, force),
+            timeout,
+            jobs,
+            out_dir,
+            Method(tolerance=tolerance),
+            by,
+        )
+        _show(stored, fmt)
+        return
+    if given := [name for name, on in run_options.items() if on]:
+        raise click.UsageError(f"{', '.join(given)} only apply with --run")
+    try:
+        first, second = comparisons.parse_side(side_a), comparisons.parse_side(side_b)
+    except ValueError as e:
+        raise click.UsageError(f"{e}; a base URL needs --run") from None
+    _compare_recorded(
+        ctx, first, second, benchmarks, tolerance, bootstrap, seed, resamples, as_of, by, fmt
+    )
+
+
+def _run_side(text: str, option: str) -> RunSide:
+    try:
+        return executed.parse_run_side(text)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint=option) from None
+
+
+def _run_both(
+    ctx: LedgerContext,
+    side_a: RunSide,
+    side_b: RunSide,
+    names: list[str],
+    registry_path: Path,
+    agent: str,
+    max_examples: int | None,
+    temperature: float | None,
+    mode: Mode,
+    timeout: float | None,
+    jobs: int,
+    out_dir: Path | None,
+    method: Method,
+    by: str | None,
+) -> dict[str, Any]:
+    """Run both sides, one run group each, record the comparison of their runs and write
+    compare-ID.json; the comparison as recorded."""
+    if not names:
+        raise click.UsageError("--run needs --benchmarks A,B,...")
+    if side_a == side_b:
+        raise click.UsageError("--a and --b name the same side")
+    ctx.creates = True  # running benchmarks may start a new ledger, as `run` does
+    comparison_id = comparisons.new_comparison_id()
+    sides = {"a": side_a, "b": side_b}
+    works: dict[str, Work] = {}
+    for name, side in sides.items():  # both planned before either runs: errors append nothing
+        extra = executed.side_extra(side, max_examples, temperature)
+        work = plan(
+            registry_path,
+            (",".join(names),),
+            False,
+            agent,
+            side.provider,
+            side.model,
+            None,
+            json.dumps(extra),
+            None,
+            None,
+            None,
+            mode=mode,
+            timeout=timeout,
+        )
+        if work.accounts and work.accounts.problems:
+            raise click.ClickException(
+                "cannot use the accounts: " + "; ".join(work.accounts.problems)
+            )
+        tags = {"comparison_id": comparison_id, "comparison_side": name}
+        works[name] = replace(work, request=replace(work.request, tags=tags))
+    stderr(f"Comparison ID: {comparison_id}")
+    ran: dict[str, tuple[str, list[BenchmarkOutcome]]] = {}
+    for name, side in sides.items():
+        stderr(f"Running side {name.upper()} ({side.spec})...")
+        label, outcomes = execute(ctx, works[name], jobs)
+        counts: dict[str, int] = {}
+        for outcome in outcomes:
+            counts[outcome.state] = counts.get(outcome.state, 0) + 1
+        summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        stderr(f"Side {name.upper()} run group {label}: {summary}")
+        ran[name] = (label, outcomes)
+    queries = ctx.queries()
+    runs: dict[str, dict[str, dict[str, Any] | None]] = {}
+    execution: dict[str, Any] = {
+        "agent": agent,
+        "mode": mode,
+        "max_examples": max_examples,
+        "temperature": temperature,
+        "timeout": timeout,
+        "created_at": datetime.now(UTC).isoformat(),
+        "sides": {},
+    }
+    for name, side in sides.items():
+        label, outcomes = ran[name]
+        found = {o.benchmark: executed.side_run(queries, o.run_id or o.defer_to) for o in outcomes}
+        runs[name] = found
+        execution["sides"][name] = {
+            "run_group": label,
+            "runs": [executed.side_entry(side, asdict(o), found[o.benchmark]) for o in outcomes],
+        }
+    unrun = {
+        name: {o.benchmark: o.state for o in ran[name][1] if runs[name][o.benchmark] is None}
+        for name in sides
+    }
+    rows = executed.rows(
+        queries, names, runs["a"], runs["b"], method.tolerance, method.alpha, unrun=unrun
+    )
+    position, head = queries.head()
+    ctx.services.ledger.record_comparison(
+        comparison_id,
+        a=side_a.as_dict(agent),
+        b=side_b.as_dict(agent),
+        benchmarks=names,
+        rows=rows,
+        position=position,
+        head_sha256=head,
+        actor=actor(by),
+        statistics=method.as_dict(),
+        execution=execution,
+    )
+    ctx.services.runner.catch_up()
+    stored = comparisons.stored_comparison(ctx.queries(), comparison_id)
+    folder = out_dir or works["a"].results_root / "comparisons"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"compare-{comparison_id}.json"
+    document = json.dumps(executed.document(stored), indent=2, ensure_ascii=True)
+    path.write_text(document + "\n", encoding="utf-8")
+    stderr(f"Wrote {path}")
+    return stored
+
+
+def _compare_recorded(
+    ctx: LedgerContext,
+    side_a: Side,
+    side_b: Side,
+    benchmarks: tuple[str, ...],
+    tolerance: float,
+    bootstrap: str,
+    seed: int,
+    resamples: int,
+    as_of: str | None,
+    by: str | None,
+    fmt: str | None,
+) -> None:
     if side_a == side_b:
         raise click.UsageError("--a and --b name the same side")
     queries = ctx.queries(as_of)
@@ -189,9 +454,12 @@ def _show(stored: dict[str, Any], fmt: str | None) -> None:
 def render(stored: dict[str, Any], as_json: bool) -> str:
     """The one rendering of a comparison, for compare and view-comparison alike."""
     if as_json:
-        keys = ("comparison_id", "a", "b", "rows", "statistics")
-        shown = {k: stored[k] for k in keys if k in stored and (k != "statistics" or stored[k])}
+        keys = ("comparison_id", "a", "b", "rows", "statistics", "execution")
+        optional = ("statistics", "execution")  # shown when recorded
+        shown = {k: stored[k] for k in keys if k in stored and (k not in optional or stored[k])}
         return json.dumps(shown, indent=2, ensure_ascii=False)
+    if stored.get("execution"):
+        return executed.render(stored)
     a, b = stored["a"], stored["b"]
     where = (
         "imported: the runs its source tagged with it"

@@ -265,6 +265,7 @@ def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[Be
             "mode": request.mode,
             "timeout": request.timeout,
             "benchmarks": [s.id for s in work.specs],
+            **request.tags,
         },
         selection=[s.id for s in work.specs],
     )

@@ -164,6 +164,7 @@ class Executing(LedgerBase):
         legacy_config: dict[str, Any] | None = None,
         account: str | None = None,
         code_versions: dict[str, str] | None = None,
+        provenance: dict[str, Any] | None = None,
         now: Callable[[], datetime] = _utc_now,
     ) -> StartedAttempt | Skip:
         """Decide, then claim the next attempt and start its run in one atomic append.
@@ -172,7 +173,8 @@ class Executing(LedgerBase):
         (default the benchmark id); `legacy_config` the config benchledger hashed before
         it adopted the orchestrator's signatures (see `work_attempts`); `account` the id of
         the pool account the run uses, if any (not part of the work); `code_versions` the
-        commits and versions of the code that runs it (not part of the work either). If
+        commits and versions of the code that runs it, and `provenance` what the run is
+        tagged with, e.g. a comparison's id and side (neither part of the work either). If
         another process claims the same signature first, the store refuses our append and
         we decide again with its attempt in view.
         """
@@ -214,6 +216,7 @@ class Executing(LedgerBase):
                 run_dir=run_dir,
                 code_versions=code_versions,
                 account=account,
+                provenance=provenance,
             )
             # The run states the signatures of its stream, benchmark directory included.
             started = started.model_copy(

@@ -405,6 +405,7 @@ def begin(
     run_dir: str,
     code_versions: dict[str, str] | None = None,
     account: str | None = None,
+    provenance: dict[str, Any] | None = None,
 ) -> RunStarted:
     """The start of an executed run, under a lease its process keeps renewing.
 
@@ -435,6 +436,7 @@ def begin(
         lease_expires_at=lease_expires_at,
         run_dir=run_dir,
         account=account,
+        provenance=provenance or {},
     )
 
 

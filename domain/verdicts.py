@@ -50,6 +50,9 @@ class ComparisonRecorded(Event):
     # How the rows were decided (tolerance, alpha, bootstrap seed and resamples): empty
     # in comparisons recorded before `compare` stated it.
     statistics: dict[str, Any] = Field(default_factory=dict)
+    # For a comparison whose sides `compare --run` ran: how they ran (agent, mode,
+    # sampling), each side's run group and runs, and when; empty for one over the ledger.
+    execution: dict[str, Any] = Field(default_factory=dict)
 
 
 class RankingRecorded(Event):

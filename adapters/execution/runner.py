@@ -17,7 +17,7 @@ import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -29,6 +29,7 @@ from benchledger.adapters import formats
 from benchledger.adapters.execution.accounts import AccountChoice, home_secrets
 from benchledger.adapters.execution.live import LOOK_SECONDS, Follower, LiveCells
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
+from benchledger.adapters.execution.providers import provider_env
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
     overlay_config,
@@ -61,6 +62,9 @@ class RunRequest:
     renew_seconds: float = 60.0
     # The credential pool's accounts, rotated over the selection: run i gets the i-th.
     accounts: AccountChoice | None = None
+    # What the run group and every run started are tagged with (a comparison's id and
+    # side): in the group's request and each run's provenance, never in the work.
+    tags: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,8 @@ class BenchmarkOutcome:
     reason: str | None = None
     account: str | None = None
     agent: str | None = None
+    # The run a skip defers to (the one that already succeeded, or is running).
+    defer_to: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -161,7 +167,12 @@ class Runner:
     ) -> BenchmarkOutcome:
         self.ledger.skip(group, reason=skip.reason, defer_to=skip.defer_to, **who)
         defer = f" (see run {str(skip.defer_to)[:8]})" if skip.defer_to else ""
-        return BenchmarkOutcome(spec.id, "skipped", reason=skip.reason + defer)
+        return BenchmarkOutcome(
+            spec.id,
+            "skipped",
+            reason=skip.reason + defer,
+            defer_to=str(skip.defer_to) if skip.defer_to else None,
+        )
 
     def _execute(
         self,
@@ -217,6 +228,7 @@ class Runner:
             legacy_config=legacy_config,
             account=account,
             code_versions=versions,
+            provenance=dict(request.tags),
             **who,
         )
         if isinstance(started, Skip):
@@ -230,6 +242,7 @@ class Runner:
             "BENCHLEDGER_PROVIDER": request.provider,
             "BENCHLEDGER_MODEL": request.model,
             "BENCHLEDGER_BENCHMARK": spec.id,
+            **provider_env(request.provider, config, self.environ),
             **(pool.env(index) if pool else {}),
         }
         launched_at = time.time()

@@ -340,7 +340,8 @@ def paired(queries: Queries, a_run_id: str, b_run_id: str) -> dict[str, Any] | N
 
 def stored_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
     """The comparison exactly as its event recorded it; else, for a comparison another
-    system ran (the orchestrator's `compare`), the one its tagged runs make."""
+    system ran (the orchestrator's `compare`), or one whose `compare --run` stopped
+    before recording it, the one its tagged runs make."""
     row = queries.conn.execute(
         "SELECT data FROM events WHERE type = 'ComparisonRecorded' "
         "AND json_extract(data, '$.comparison_id') = ? ORDER BY position LIMIT 1",
@@ -352,8 +353,12 @@ def stored_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
     return data
 
 
-# Where an imported run states the comparison its source tagged it with.
-COMPARISON_TAG = "json_extract(provenance, '$.source_columns.comparison_id')"
+# Where an imported run states the comparison its source tagged it with, or where a run
+# `compare --run` started states its comparison.
+COMPARISON_TAG = (
+    "coalesce(json_extract(provenance, '$.source_columns.comparison_id'), "
+    "json_extract(provenance, '$.comparison_id'))"
+)
 
 
 def tagged_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
