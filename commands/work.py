@@ -151,6 +151,7 @@ def plan(
     timeout: float | None = None,
     lease_seconds: float = 300.0,
     renew_seconds: float = 60.0,
+    skip_runtime_gates: bool = False,
 ) -> Work:
     """The work the options select; accounts that cannot be used are left for the caller
     to refuse (`run`) or report (`preflight`)."""
@@ -175,6 +176,7 @@ def plan(
         lease_seconds=lease_seconds,
         renew_seconds=renew_seconds,
         accounts=_accounts(registry, agent, accounts, account_pool),
+        skip_runtime_gates=skip_runtime_gates,
     )
     root = results_root or (registry.results_root if registry else Path("results"))
     return Work(registry, specs, request, root.resolve())
