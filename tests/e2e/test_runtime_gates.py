@@ -208,9 +208,7 @@ class TestLaunchAndPreflight:
         assert refused["missing_env"] == [MISSING_ENV]
         assert refused["missing_requirements"] == [f"env:{MISSING_ENV}"]
 
-    def test_preflight_blocks_with_the_step_that_unblocks(
-        self, invoke: Invoke, here: Path
-    ) -> None:
+    def test_preflight_blocks_with_the_step_that_unblocks(self, invoke: Invoke, here: Path) -> None:
         registry(here, swe=[f"env:{MISSING_ENV}", "command:benchledger-no-such-program"])
         out = here / "pre"
         args = ("--benchmarks", "swe", "--agent", "eliza", "--model", "m", "--out", str(out))
