@@ -12,10 +12,11 @@ the same ledger position give the same verdict byte for byte.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from uuid import UUID
 
+from benchledger.adapters.execution.runtime import Missing
 from benchledger.adapters.publication.publication import Publication
 from benchledger.domain.ledger import Ledger
 from benchledger.domain.publication import (
@@ -127,7 +128,7 @@ def label_value(agent: str, row: dict[str, Any]) -> str:
     return f"provider={row.get('provider')} model={row.get('model')}"
 
 
-def runtime_findings(missing: Any) -> list[Finding]:
+def runtime_findings(missing: Iterable[Missing]) -> list[Finding]:
     """One finding per runtime-gate requirement this host does not meet (`Missing`s)."""
     return [
         finding(
