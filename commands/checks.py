@@ -55,6 +55,7 @@ def run_preflight(
         accounts=work.accounts,
         out_dir=out_dir,
         known_formats=formats.NAMES,
+        skip_runtime_gates=work.request.skip_runtime_gates,
     )
     return report, work
 
@@ -108,9 +109,10 @@ def artifacts_line(result: artifacts.ArtifactCheck) -> tuple[str, str]:
 def preflight(out_dir: Path, as_json: bool, **work_options: Any) -> None:
     """Check that the selected work can run, without running anything.
 
-    The registry and its inventory, each selected benchmark's executable and
-    required environment variables, each selected account's home, and that
-    --out can be written. Writes preflight.json and preflight.md into --out
+    The registry and its inventory, each selected benchmark's executable,
+    required environment variables and runtime gate (its `requires`: a
+    reachable Docker daemon, credentials, commands, paths), each selected
+    account's home, and that --out can be written. Writes preflight.json and preflight.md into --out
     with the exit code, the reason and the steps that unblock it. Exit 3 when
     blocked.
 

@@ -60,6 +60,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gates",
         "The calibration gate (the orchestrator's name for `gate calibration`).",
     ),
+    "validate-runtime-gates": (
+        "gates",
+        "The runtime gate (the orchestrator's name for `gate runtime`).",
+    ),
     "gates": ("gates", "Recorded gate verdicts, oldest first."),
     "review": (
         "review",

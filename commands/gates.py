@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import click
 
 from benchledger.adapters.publication import gates as checks
 from benchledger.adapters.publication import review_check
+from benchledger.adapters.publication.latest_dir import load as read_latest_dir
 from benchledger.adapters.publication.publication import Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
@@ -25,6 +27,7 @@ tolerance_option = click.option(
     help="Score tolerance (comparability and readiness 0.08, calibration 1e-6)",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Output JSON")
+GATE_NAMES = (*checks.GATES, checks.RUNTIME)
 
 
 def evaluate(
@@ -38,20 +41,65 @@ def evaluate(
     selection: Selection = "cohort",
     *,
     fail_on_findings: bool = True,
+    latest_dir: Path | None = None,
+    registry_path: Path | None = None,
+    benchmark_lists: Sequence[str] = (),
+    skip_runtime_gates: bool = False,
 ) -> None:
     """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings
     (unless not `fail_on_findings`: a report, whose verdicts are recorded all the same).
 
+    Over the ledger, or over `latest_dir` (a latest/ directory on disk read into the same
+    checks); readiness adds the runtime gates of the registry's benchmarks in scope
+    unless `skip_runtime_gates`; the runtime gate probes this host.
+
     --json prints the verdict (a list of them for several gates); --csv and --nl
     one row per verdict, its findings a JSON list."""
     include, exclude = split(include_benchmarks), split(exclude_benchmarks)
-    pub = load(ctx.queries(as_of), include, exclude, selection)
-    params = {"include": include, "exclude": exclude, "as_of": as_of, "selection": selection}
+    names = list(dict.fromkeys(names))
+    if latest_dir is not None and as_of is not None:
+        raise click.UsageError("--as-of reads the ledger; --latest-dir is read as it is on disk")
+    if latest_dir is not None and "calibration" in names:
+        raise click.UsageError("--latest-dir checks publishability, comparability and readiness")
+    if benchmark_lists and checks.RUNTIME not in names:
+        raise click.UsageError("--benchmarks selects the runtime gate's benchmarks")
+    if latest_dir is not None or checks.RUNTIME in names:
+        ctx.creates = True  # a verdict over a directory or the host needs no earlier event
+        ctx.services.runner.catch_up()
+    params: dict[str, Any] = {"include": include, "exclude": exclude, "as_of": as_of}
+    extra: list[checks.Finding] = []
+    if latest_dir is not None:
+        position, head = ctx.queries().head()
+        seen = read_latest_dir(latest_dir, include, exclude, position=position, head_sha256=head)
+        pub, extra = seen.publication, list(seen.findings)
+        params |= seen.params(latest_dir)
+    else:
+        pub = load(ctx.queries(as_of), include, exclude, selection)
+        params["selection"] = selection
+    runtime: list[checks.Finding] | None = None
+    if checks.RUNTIME in names or ("readiness" in names and not skip_runtime_gates):
+        runtime, probed = _runtime(
+            registry_path,
+            benchmark_lists,
+            include,
+            exclude,
+            pub.benchmark_ids if checks.RUNTIME not in names else None,
+        )
+        params["runtime_gates"] = probed
+    elif "readiness" in names:
+        params["runtime_gates"] = {"not checked": "--skip-runtime-gates"}
+    in_readiness = [{**f, "scope": f"runtime_gate:{f['scope']}"} for f in runtime or []]
     verdicts = [
         checks.record(
-            ctx.services.ledger, pub, name, tolerance=tolerance, params=params, actor=actor(None)
+            ctx.services.ledger,
+            pub,
+            name,
+            tolerance=tolerance,
+            params=params,
+            actor=actor(None),
+            extra=(runtime or []) if name == checks.RUNTIME else [*extra, *in_readiness],
         )
-        for name in dict.fromkeys(names)
+        for name in names
     ]
     ctx.services.runner.catch_up()
     if fmt == "json":
@@ -61,8 +109,9 @@ def evaluate(
     else:
         for verdict in verdicts:
             state = "ok" if verdict["ok"] else f"{len(verdict['findings'])} findings"
+            where = f" in {latest_dir}" if latest_dir is not None else ""
             click.echo(
-                f"{verdict['gate']}: {state} at position {verdict['position']} "
+                f"{verdict['gate']}: {state}{where} at position {verdict['position']} "
                 f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
             )
             if verdict["findings"]:
@@ -71,10 +120,77 @@ def evaluate(
         raise SystemExit(1)
 
 
+def _runtime(
+    registry_path: Path | None,
+    benchmark_lists: Sequence[str],
+    include: Sequence[str],
+    exclude: Sequence[str],
+    in_scope: Sequence[str] | None,
+) -> tuple[list[checks.Finding], dict[str, Any]]:
+    """Probe the runtime gates of the registry's benchmarks: those --benchmarks names (else
+    all) within the filters; for readiness (`in_scope`), those of the publication's scope,
+    and none when there is no registry file."""
+    from benchledger.adapters.execution.registry import DEFAULT_REGISTRY, load_registry, split_ids
+    from benchledger.adapters.execution.runtime import Probe
+
+    path = registry_path or Path(DEFAULT_REGISTRY)
+    if in_scope is not None and not path.is_file():
+        return [], {"not checked": f"no registry {path}"}
+    registry = load_registry(path)
+    ids = split_ids(list(benchmark_lists))
+    specs = registry.select(ids) if ids else list(registry.benchmarks.values())
+    specs = [
+        s
+        for s in specs
+        if (not include or s.id in include)
+        and s.id not in exclude
+        and (in_scope is None or s.id in in_scope)
+    ]
+    probe = Probe(dict(os.environ))
+    missing = [m for s in specs for m in probe.missing(s.id, s.requires, s.cwd)]
+    probed = {
+        "registry": path.name,
+        "requires": {s.id: list(s.requires) for s in specs if s.requires},
+    }
+    return checks.runtime_findings(missing), probed
+
+
+latest_dir_option = click.option(
+    "--latest-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Validate this latest/ directory on disk (rows *.json and index.json, as "
+    "export-latest or the orchestrator writes them) instead of the ledger",
+)
+skip_runtime_option = click.option(
+    "--skip-runtime-gates",
+    is_flag=True,
+    help="Readiness without probing the host's runtime gates (the registry's `requires`)",
+)
+registry_path_option = click.option(
+    "--registry",
+    "registry_path",
+    envvar="BENCHLEDGER_REGISTRY",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Benchmark registry whose `requires` the runtime gates probe (env "
+    "BENCHLEDGER_REGISTRY; default benchledger.toml)",
+)
+benchmarks_option = click.option(
+    "--benchmarks",
+    "benchmark_lists",
+    multiple=True,
+    metavar="A,B,...",
+    help="The runtime gate's benchmarks (comma-separated, repeatable; default: all registered)",
+)
+
+
 @click.command()
-@click.argument("names", nargs=-1, required=True, type=click.Choice(checks.GATES))
+@click.argument("names", nargs=-1, required=True, type=click.Choice(GATE_NAMES))
+@latest_dir_option
 @benchmark_filters
 @tolerance_option
+@skip_runtime_option
+@registry_path_option
+@benchmarks_option
 @selection_option
 @as_of_option
 @output_options
@@ -82,9 +198,13 @@ def evaluate(
 def gate(
     ctx: LedgerContext,
     names: tuple[str, ...],
+    latest_dir: Path | None,
     include_benchmarks: str,
     exclude_benchmarks: str,
     tolerance: float | None,
+    skip_runtime_gates: bool,
+    registry_path: Path | None,
+    benchmark_lists: tuple[str, ...],
     selection: Selection,
     as_of: str | None,
     fmt: str | None,
@@ -95,9 +215,22 @@ def gate(
     mock or sample marker; every benchmark and agent has a publishable row.
     comparability: agents of a benchmark share a comparison signature and their
     scores agree within --tolerance. readiness: the matrix is complete, plus
-    both of those. calibration: the perfect/wrong/half baselines score 1, 0 and
-    0.5, and real scores are not all 0, all 1 or all equal. A benchmark's required
-    agents are its declared (or derived) ones, else every agent with a row.
+    both of those, plus the runtime gates of the registry's benchmarks in scope
+    (unless --skip-runtime-gates; none without a registry file). calibration:
+    the perfect/wrong/half baselines score 1, 0 and 0.5, and real scores are
+    not all 0, all 1 or all equal. A benchmark's required agents are its
+    declared (or derived) ones, else every agent with a row.
+
+    runtime: probe on this host what each registered benchmark (or those
+    --benchmarks names) `requires` (a Docker daemon answering `docker info`,
+    env:NAME, command:NAME, path:PATH) and name every requirement not met.
+
+    --latest-dir DIR checks a latest/ directory on disk instead of the ledger,
+    with the same checks: its rows (*.json), its index.json's matrix_contract
+    (without one, readiness finds missing_matrix_contract) and, for a directory
+    named latest, its siblings quarantine/ and baselines/. A file that is no
+    row is an error naming the file and field. Verdicts are recorded at the
+    ledger's position, with the directory and a digest of its files.
 
     \b
     Example:
@@ -105,13 +238,29 @@ def gate(
         benchledger gate comparability --tolerance 0.1 --include-benchmarks bfcl --json
         benchledger gate readiness calibration --as-of 240
         benchledger gate readiness --selection newest
+        benchledger gate readiness --latest-dir export/latest --skip-runtime-gates
+        benchledger gate runtime --benchmarks terminal_bench,hyperliquid_bench
     """
-    evaluate(ctx, names, include_benchmarks, exclude_benchmarks, tolerance, as_of, fmt, selection)
+    evaluate(
+        ctx,
+        names,
+        include_benchmarks,
+        exclude_benchmarks,
+        tolerance,
+        as_of,
+        fmt,
+        selection,
+        latest_dir=latest_dir,
+        registry_path=registry_path,
+        benchmark_lists=benchmark_lists,
+        skip_runtime_gates=skip_runtime_gates,
+    )
 
 
 def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
-    """`gate GATE_NAME` under the orchestrator's command name. `report`: as the
-    orchestrator's reports, it exits 0 whatever it finds unless --fail-on-suspicious."""
+    """`gate GATE_NAME` under the orchestrator's command name, with its options (the
+    latest validators take --latest-dir; readiness --skip-runtime-gates). `report`: as
+    the orchestrator's reports, it exits 0 whatever it finds unless --fail-on-suspicious."""
 
     def run(
         ctx: LedgerContext,
@@ -122,6 +271,9 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
         as_of: str | None,
         fmt: str | None,
         fail_on_suspicious: bool = True,
+        latest_dir: Path | None = None,
+        skip_runtime_gates: bool = False,
+        registry_path: Path | None = None,
     ) -> None:
         evaluate(
             ctx,
@@ -133,6 +285,9 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
             fmt,
             selection,
             fail_on_findings=fail_on_suspicious,
+            latest_dir=latest_dir,
+            registry_path=registry_path,
+            skip_runtime_gates=skip_runtime_gates,
         )
 
     exits = (
@@ -141,9 +296,12 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
         if report
         else "Exit 1 on findings."
     )
+    example = f"benchledger {name} --json"
+    if not report:
+        example += f"\n    benchledger {name} --latest-dir export/latest --include-benchmarks bfcl"
     help_text = (
         f"The {gate_name} gate (the orchestrator's name for `gate {gate_name}`). {exits}\n\n"
-        f"\b\nExample:\n    benchledger {name} --json"
+        f"\b\nExample:\n    {example}"
     )
     decorated: Callable[..., Any] = pass_ledger(run)
     options: tuple[Callable[[Any], Any], ...] = (
@@ -160,13 +318,54 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
             help="Exit 1 when calibration is missing or mismatched, or real harnesses tie",
         )
         options = (flag, *options)
+    else:
+        options = (*options, latest_dir_option)
+    if gate_name == "readiness":
+        options = (registry_path_option, skip_runtime_option, *options)
     for option in options:
         decorated = option(decorated)
     return click.command(name=name, help=help_text)(decorated)
 
 
+@click.command(name="validate-runtime-gates")
+@registry_path_option
+@benchmarks_option
+@benchmark_filters
+@output_options
+@pass_ledger
+def validate_runtime_gates(
+    ctx: LedgerContext,
+    registry_path: Path | None,
+    benchmark_lists: tuple[str, ...],
+    include_benchmarks: str,
+    exclude_benchmarks: str,
+    fmt: str | None,
+) -> None:
+    """The runtime gate (the orchestrator's name for `gate runtime`). Exit 1 on findings.
+
+    Probes on this host what each registered benchmark `requires` and records
+    the verdict, one finding per requirement not met.
+
+    \b
+    Example:
+        benchledger validate-runtime-gates --json
+        benchledger validate-runtime-gates --benchmarks terminal_bench
+    """
+    evaluate(
+        ctx,
+        [checks.RUNTIME],
+        include_benchmarks,
+        exclude_benchmarks,
+        None,
+        None,
+        fmt,
+        registry_path=registry_path,
+        benchmark_lists=benchmark_lists,
+    )
+
+
 @click.command(name="gates")
-@click.option("--gate", "gate_name", type=click.Choice(checks.GATES), help="Only this gate")
+@click.option("--gate", "gate_name", type=click.Choice(GATE_NAMES), help="Only this gate")
 @as_of_option
 @output_options
 @pass_ledger
@@ -251,6 +450,7 @@ COMMANDS: list[click.Command] = [
     _alias("validate-latest-comparability", "comparability"),
     _alias("validate-latest-readiness", "readiness"),
     _alias("calibration-report", "calibration", report=True),
+    validate_runtime_gates,
     gates_,
     verify_review,
 ]

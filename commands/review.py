@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -12,7 +13,8 @@ import click
 from benchledger.adapters import formats
 from benchledger.adapters.execution import preflight as checks
 from benchledger.adapters.execution.registry import inventory, load_registry
-from benchledger.adapters.publication import artifacts
+from benchledger.adapters.execution.runtime import Probe
+from benchledger.adapters.publication import artifacts, gates
 from benchledger.adapters.publication import review as packages
 from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.commands.checks import (
@@ -67,6 +69,12 @@ class Steps:
 @selection_options
 @mode_options
 @click.option("--no-run", is_flag=True, help="Only package what is recorded: no preflight, no run")
+@click.option(
+    "--skip-runtime-gates",
+    is_flag=True,
+    help="Do not probe the host's runtime gates (the registry's `requires`) in preflight, "
+    "the run or readiness",
+)
 @click.option("--reviewer", required=True, metavar="NAME", help="Who signs off")
 @click.option(
     "--reviewer-note",
@@ -89,6 +97,7 @@ def review(
     rerun_failed: bool,
     force: bool,
     no_run: bool,
+    skip_runtime_gates: bool,
     reviewer: str,
     note: str,
     include_benchmarks: str,
@@ -112,7 +121,8 @@ def review(
     \b
         0  every step passed
         1  an error (Error: ...)     2  a usage error
-        3  preflight blocked: preflight.md in --out says how to unblock
+        3  preflight blocked (a missing executable, env var or runtime gate
+           requirement...): preflight.md in --out says how to unblock
         4  run: a benchmark failed, timed out or was refused
         5  gates: readiness or calibration findings, or no latest rows
         6  review package blocked (a blank --reviewer-note)
@@ -156,7 +166,11 @@ def review(
         )
     steps = Steps(as_json)
     report, work = run_preflight(
-        work_options, out_dir, mode=mode_of(rerun_failed, force), timeout=timeout
+        work_options,
+        out_dir,
+        mode=mode_of(rerun_failed, force),
+        timeout=timeout,
+        skip_runtime_gates=skip_runtime_gates,
     )
     written = checks.write(report, out_dir)
     if not report.ok or work is None:
@@ -169,7 +183,7 @@ def review(
         tolerance,
     )
     pub = load(ctx.queries(), scope.include, scope.exclude, selection)
-    verdicts = _gates_step(ctx, steps, pub, scope)
+    verdicts = _gates_step(ctx, steps, pub, scope, work, skip_runtime_gates)
     outputs = generated_outputs(ctx, work.results_root, out_dir, generated)
     seen = artifacts.verify(Path.cwd(), outputs)
     receipt = packages.review(
@@ -224,10 +238,31 @@ def _run_step(ctx: LedgerContext, steps: Steps, work: Work, jobs: int) -> dict[s
 
 
 def _gates_step(
-    ctx: LedgerContext, steps: Steps, pub: Publication, scope: packages.Scope
+    ctx: LedgerContext,
+    steps: Steps,
+    pub: Publication,
+    scope: packages.Scope,
+    work: Work,
+    skip_runtime_gates: bool,
 ) -> dict[str, dict[str, Any]]:
-    """Evaluate and record the review's gates; stop on what would block the sign-off."""
-    verdicts = packages.evaluate_gates(ctx.services.ledger, pub, scope, actor=actor(None))
+    """Evaluate and record the review's gates (readiness with the runtime gates of the
+    work's benchmarks, unless skipped); stop on what would block the sign-off."""
+    runtime: list[dict[str, Any]] = []
+    if not skip_runtime_gates:
+        probe = Probe(dict(os.environ))
+        given = {work.accounts.pool.env, work.accounts.pool.pool_env} if work.accounts else set()
+        missing = [
+            m
+            for spec in work.specs
+            if scope.covers(spec.id)
+            for m in probe.missing(spec.id, spec.requires, spec.cwd, given)
+        ]
+        runtime = [
+            {**f, "scope": f"runtime_gate:{f['scope']}"} for f in gates.runtime_findings(missing)
+        ]
+    verdicts = packages.evaluate_gates(
+        ctx.services.ledger, pub, scope, actor=actor(None), runtime=runtime
+    )
     ctx.services.runner.catch_up()
     blockers = packages.gate_blocking(verdicts, len(pub.latest))
     if blockers:

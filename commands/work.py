@@ -179,6 +179,7 @@ def plan(
     renew_seconds: float = 60.0,
     agents: tuple[str, ...] = (),
     all_agents: bool = False,
+    skip_runtime_gates: bool = False,
 ) -> Work:
     """The work the options select; accounts that cannot be used are left for the caller
     to refuse (`run`) or report (`preflight`). `agents` (or `all_agents`: each
@@ -217,6 +218,7 @@ def plan(
         lease_seconds=lease_seconds,
         renew_seconds=renew_seconds,
         accounts=_accounts(registry, agent, accounts, account_pool),
+        skip_runtime_gates=skip_runtime_gates,
     )
     root = results_root or (registry.results_root if registry else Path("results"))
     if not listed and not all_agents:

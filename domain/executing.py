@@ -420,6 +420,7 @@ class Executing(LedgerBase):
         reason: str,
         missing_env: list[str],
         detail: str | None = None,
+        missing_requirements: list[str] | None = None,
         **work: Any,
     ) -> None:
         """Record that some work could not be launched (a failure, but no run)."""
@@ -430,6 +431,7 @@ class Executing(LedgerBase):
             reason=reason,
             missing_env=missing_env,
             detail=detail,
+            missing_requirements=list(missing_requirements or []),
         )
 
     def _not_run(

@@ -69,6 +69,9 @@ class LaunchRefused(Event):
     reason: str
     missing_env: list[str] = Field(default_factory=list)
     detail: str | None = None
+    # The runtime-gate requirements (a registry entry's `requires`) this host did not
+    # meet, as declared: `docker`, `env:NAME`, `command:NAME`, `path:PATH`.
+    missing_requirements: list[str] = Field(default_factory=list)
 
 
 class RunGroupClosed(Event):

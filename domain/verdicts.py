@@ -13,7 +13,8 @@ from pydantic import Field
 
 from benchledger.domain.base import Event
 
-GateName = Literal["publishability", "comparability", "readiness", "calibration"]
+# `runtime`: the host's runtime gates (a registry entry's `requires`), not the latest rows.
+GateName = Literal["publishability", "comparability", "readiness", "calibration", "runtime"]
 
 
 class GateEvaluated(Event):

@@ -1,7 +1,8 @@
 """Preflight: everything a run needs, checked without running anything.
 
-The registry and its inventory, each selected benchmark's executable and required
-environment, each selected account's home, and that the output directory can be
+The registry and its inventory, each selected benchmark's executable, required
+environment and runtime gate (`requires`: Docker, credentials, commands, paths;
+unless skipped), each selected account's home, and that the output directory can be
 written. The report (`preflight.json`, `preflight.md`) names every blocker with a
 concrete unblock step; it holds variable names, never their values.
 """
@@ -24,6 +25,7 @@ from benchledger.adapters.execution.registry import (
     command_problem,
     inventory,
 )
+from benchledger.adapters.execution.runtime import Probe, parse
 
 # The exit code of a blocked preflight, in `preflight` and in the `review` chain.
 BLOCKED = 3
@@ -31,7 +33,7 @@ BLOCKED = 3
 
 @dataclass(frozen=True)
 class Blocker:
-    check: str  # registry | inventory | executable | env | account | output
+    check: str  # registry | inventory | executable | env | runtime | account | output
     subject: str
     problem: str
     unblock: str
@@ -94,11 +96,17 @@ def check(
     accounts: AccountChoice | None,
     out_dir: Path | None,
     known_formats: Collection[str],
+    skip_runtime_gates: bool = False,
+    probe: Probe | None = None,
 ) -> Preflight:
     report = Preflight()
     _registry(report, registry, specs, known_formats)
     _executables(report, registry, specs)
     _environment(report, specs, environ, accounts)
+    if skip_runtime_gates:
+        report.checks["runtime"] = {"not checked": "--skip-runtime-gates"}
+    else:
+        _runtime(report, registry, specs, probe or Probe(environ), accounts)
     _accounts(report, accounts, agent)
     _output(report, out_dir)
     report.plan = [
@@ -194,6 +202,45 @@ def _environment(
             f"required environment variable {name} is not set (needed by {', '.join(needed_by)})",
             f"export {name}=... before running (needed by {', '.join(needed_by)})",
         )
+
+
+def _runtime(
+    report: Preflight,
+    registry: Registry | None,
+    specs: Sequence[BenchmarkSpec],
+    probe: Probe,
+    accounts: AccountChoice | None,
+) -> None:
+    given = {accounts.pool.env, accounts.pool.pool_env} if accounts else set()
+    missing = [m for spec in specs for m in probe.missing(spec.id, spec.requires, spec.cwd, given)]
+    report.checks["runtime"] = {
+        "required": {spec.id: list(spec.requires) for spec in specs if spec.requires},
+        "missing": [asdict(m) for m in missing],
+    }
+    where = registry.path.name if registry else "the registry"
+    for item in missing:
+        report.block(
+            "runtime",
+            item.requirement,
+            f"{item.benchmark}: runtime gate {item.requirement} is not met ({item.why})",
+            f"{unblock(item.requirement)} (needed by {item.benchmark}), or drop it from "
+            f"[benchmarks.{item.benchmark}].requires in {where}",
+        )
+
+
+def unblock(requirement: str) -> str:
+    """The step that meets a requirement, in words."""
+    steps = []
+    for kind, value in parse(requirement):
+        steps.append(
+            {
+                "docker": "start the Docker daemon so that `docker info` answers",
+                "env": f"export {value}=...",
+                "command": f"install '{value}' or put it on PATH",
+                "path": f"provide {value}",
+            }[kind]
+        )
+    return " or ".join(steps)
 
 
 def _accounts(report: Preflight, accounts: AccountChoice | None, agent: str) -> None:

@@ -19,6 +19,9 @@ default. Every key is listed below; any other key is an error naming it.
                                  # while the benchmark runs (its other lines are not)
     config = { limit = 10 }      # default config, any table
     required_env = ["OPENAI_API_KEY"]                    # optional
+    # optional; what a real run needs on the host (runtime.py): a reachable Docker
+    # daemon, env:NAME, command:NAME, path:PATH, or alternatives "A|B"
+    requires = ["docker", "env:HL_PRIVATE_KEY", "command:opencode"]
     agents = ["eliza", "hermes"] # compatible agents; absent or empty means any
     required_agents = ["eliza", "hermes"]  # a complete row needs these; default: agents
     unit = "accuracy"            # optional
@@ -62,6 +65,12 @@ While the command runs, its cells are recorded as it writes them: the `type: cel
 lines of a native JSON Lines `result` (one naming `.jsonl` or `.ndjson` files), and of
 the `progress` file, whose other lines are passed over (see `live.py`).
 
+`requires` is the benchmark's runtime gate (see `runtime.py` for each kind): a
+benchmark whose requirement is not met on this host is refused before it launches
+(`LaunchRefused`, reason `runtime_gate`), `preflight` blocks on it, and `gate runtime`
+(`validate-runtime-gates`) records the verdict. An unknown kind is a registry error
+naming the entry and the value.
+
 `required_agents` (or, without it, `agents`) is recorded in the ledger when the
 benchmark runs: the publication then requires a row of each of them in the matrix,
 publishes one comparable cohort of them in `latest`, and shows the agents `agents`
@@ -91,6 +100,7 @@ from pydantic import (
     model_validator,
 )
 
+from benchledger.adapters.execution import runtime
 from benchledger.adapters.execution.accounts import AccountPool
 from benchledger.adapters.execution.versions import (
     PLACEHOLDERS,
@@ -141,6 +151,8 @@ class BenchmarkSpec(_Strict):
     progress: str | None = None
     config: dict[str, Any] = {}
     required_env: tuple[str, ...] = ()
+    # What a real run needs on the host: the runtime gate (see `runtime.py`).
+    requires: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     required_agents: tuple[str, ...] = ()
     unit: str | None = None
@@ -156,7 +168,9 @@ class BenchmarkSpec(_Strict):
             return {**data, "directory": data["id"]}
         return data
 
-    @field_validator("command", "required_env", "agents", "required_agents", mode="before")
+    @field_validator(
+        "command", "required_env", "requires", "agents", "required_agents", mode="before"
+    )
     @classmethod
     def _array_as_tuple(cls, value: object, info: ValidationInfo) -> object:
         if info.field_name == "command" and isinstance(value, str):
@@ -165,6 +179,13 @@ class BenchmarkSpec(_Strict):
             except ValueError as e:
                 raise ValueError(f"cannot split the command string: {e}") from None
         return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("requires")
+    @classmethod
+    def _known_requirements(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for requirement in value:
+            runtime.parse(requirement)
+        return tuple(dict.fromkeys(value))
 
     @field_validator("progress")
     @classmethod

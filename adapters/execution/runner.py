@@ -36,6 +36,7 @@ from benchledger.adapters.execution.registry import (
     render_command,
     work_config,
 )
+from benchledger.adapters.execution.runtime import Missing, Probe, parse
 from benchledger.adapters.execution.secrets import HostPaths, Redactor, mask_argv, secret_values
 from benchledger.adapters.execution.versions import code_versions
 from benchledger.adapters.formats.common import read_bytes
@@ -65,6 +66,8 @@ class RunRequest:
     # What the run group and every run started are tagged with (a comparison's id and
     # side): in the group's request and each run's provenance, never in the work.
     tags: Mapping[str, Any] = field(default_factory=dict)
+    # Launch benchmarks whose runtime-gate requirements (`requires`) are not met.
+    skip_runtime_gates: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,12 @@ class Runner:
     log: Callable[[str], None] = field(default=lambda message: print(message, file=sys.stderr))
     # Brings the read models up to date, so readers see a run start and its cells arrive.
     catch_up: Callable[[], object] = field(default=lambda: None)
+    # Probes each benchmark's runtime gate before it launches (Docker asked once).
+    probe: Probe | None = None
+
+    def __post_init__(self) -> None:
+        if self.probe is None:
+            self.probe = Probe(self.environ)
 
     def run_all(
         self, group: GroupHandle, specs: Sequence[BenchmarkSpec], request: RunRequest, jobs: int
@@ -160,7 +169,27 @@ class Runner:
                 group, reason="missing_env", missing_env=missing, detail=detail, **who
             )
             return BenchmarkOutcome(spec.id, "refused", reason=detail)
+        unmet = self._unmet(spec, request, given)
+        if unmet:
+            names = [m.requirement for m in unmet]
+            shown = "; ".join(f"{m.requirement}: {m.why}" for m in unmet)
+            detail = f"Runtime gate blocked: {shown}"
+            self.ledger.refuse_launch(
+                group,
+                reason="runtime_gate",
+                missing_env=[r.removeprefix("env:") for r in names if _env_only(r)],
+                missing_requirements=names,
+                detail=detail,
+                **who,
+            )
+            return BenchmarkOutcome(spec.id, "refused", reason=detail)
         return self._execute(group, spec, request, config, who, legacy_config, index)
+
+    def _unmet(self, spec: BenchmarkSpec, request: RunRequest, given: set[str]) -> list[Missing]:
+        if request.skip_runtime_gates or not spec.requires:
+            return []
+        probe = self.probe or Probe(self.environ)
+        return probe.missing(spec.id, spec.requires, spec.cwd, given)
 
     def _skipped(
         self, group: GroupHandle, spec: BenchmarkSpec, who: dict[str, Any], skip: Skip
@@ -489,3 +518,9 @@ def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path)
                 as_of=hs.as_of,
             )
     return changed
+
+
+def _env_only(requirement: str) -> bool:
+    """A requirement that is one environment variable, no alternative."""
+    kinds = parse(requirement)
+    return len(kinds) == 1 and kinds[0][0] == "env"

@@ -1,5 +1,9 @@
 """The validation gates: pure checks over one `Publication`, each finding a plain dict.
 
+The Publication is the ledger's at one position, or a latest/ directory on disk read
+into one (`latest_dir.py`): the same checks either way. The runtime gate is the one
+gate over the host instead (`runtime_findings`, from `adapters.execution.runtime`).
+
 A finding is `{scope, reason, value, ...}` with `value` at most 180 characters.
 Findings come in a stable order (benchmark, then agent), so two evaluations of
 the same ledger position give the same verdict byte for byte.
@@ -8,16 +12,24 @@ the same ledger position give the same verdict byte for byte.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from uuid import UUID
 
+from benchledger.adapters.execution.runtime import Missing
 from benchledger.adapters.publication.publication import Publication
 from benchledger.domain.ledger import Ledger
-from benchledger.domain.publication import CALIBRATION_EXPECTED, non_real_marker
+from benchledger.domain.publication import (
+    CALIBRATION_EXPECTED,
+    agent_marker,
+    identity_marker,
+    non_real_marker,
+)
 
 Finding = dict[str, Any]
 GATES = ("publishability", "comparability", "readiness", "calibration")
+# The gate over this host rather than the latest rows: its findings come from probing.
+RUNTIME = "runtime"
 DEFAULT_TOLERANCE = {"comparability": 0.08, "readiness": 0.08, "calibration": 1e-6}
 VALUE_LIMIT = 180
 
@@ -83,6 +95,9 @@ def publishability(pub: Publication) -> list[Finding]:
                     run_id=row["run_id"],
                 )
             )
+        label = _label_marker(key[1], row)
+        if label is not None:
+            out.append(finding(scope, label, label_value(key[1], row), run_id=row["run_id"]))
         demo = pub.group_marker(row)
         if demo is not None:
             group = f"run group {row.get('run_group_id')}"
@@ -94,6 +109,36 @@ def publishability(pub: Publication) -> list[Finding]:
     if not pub.latest:
         out.append(finding("latest", "no_selected_latest_rows", "0 latest rows in scope"))
     return out
+
+
+def _label_marker(agent: str, row: dict[str, Any]) -> str | None:
+    """A label that names a stand-in: the agent's (`mock`, `smoke`...), or a mock model.
+    The ledger's `latest` never holds such a row; a directory on disk may."""
+    marker = agent_marker(agent)
+    if marker is None and identity_marker("-", row.get("provider"), row.get("model")) == (
+        "mock_model"
+    ):
+        marker = "mock_model"
+    return marker
+
+
+def label_value(agent: str, row: dict[str, Any]) -> str:
+    if agent_marker(agent) is not None:
+        return f"agent={agent}"
+    return f"provider={row.get('provider')} model={row.get('model')}"
+
+
+def runtime_findings(missing: Iterable[Missing]) -> list[Finding]:
+    """One finding per runtime-gate requirement this host does not meet (`Missing`s)."""
+    return [
+        finding(
+            m.benchmark,
+            "runtime_gate_blocked",
+            f"{m.requirement}: {m.why}",
+            requirement=m.requirement,
+        )
+        for m in missing
+    ]
 
 
 def _real_benchmarks(pub: Publication) -> list[str]:
@@ -153,8 +198,12 @@ def comparability(pub: Publication, tolerance: float | None = None) -> list[Find
     return out
 
 
-def readiness(pub: Publication, tolerance: float | None = None) -> list[Finding]:
-    """Every required matrix cell succeeded, and the latest rows publishable and comparable."""
+def readiness(
+    pub: Publication, tolerance: float | None = None, extra: Sequence[Finding] = ()
+) -> list[Finding]:
+    """Every required matrix cell succeeded, and the latest rows publishable and comparable;
+    then `extra`: what a directory says of itself (`missing_matrix_contract`) and the
+    runtime gates of the benchmarks in scope (scope `runtime_gate:<benchmark>`)."""
     out: list[Finding] = []
     for benchmark, entry in pub.matrix()["benchmarks"].items():
         for harness, cell in entry["cells"].items():
@@ -171,7 +220,7 @@ def readiness(pub: Publication, tolerance: float | None = None) -> list[Finding]
         out.append({**item, "scope": f"publishability:{item['scope']}"})
     for item in comparability(pub, tolerance):
         out.append({**item, "scope": f"comparability:{item['scope']}"})
-    return out
+    return out + list(extra)
 
 
 def calibration(pub: Publication, tolerance: float | None = None) -> list[Finding]:
@@ -217,16 +266,21 @@ def _flat_pattern(scores: list[float], tol: float) -> str | None:
     return None
 
 
-CHECKS: dict[str, Callable[[Publication, float | None], list[Finding]]] = {
-    "publishability": lambda pub, _tolerance: publishability(pub),
-    "comparability": comparability,
+CHECKS: dict[str, Callable[[Publication, float | None, Sequence[Finding]], list[Finding]]] = {
+    "publishability": lambda pub, _tolerance, _extra: publishability(pub),
+    "comparability": lambda pub, tolerance, _extra: comparability(pub, tolerance),
     "readiness": readiness,
-    "calibration": calibration,
+    "calibration": lambda pub, tolerance, _extra: calibration(pub, tolerance),
+    # The host's runtime gates: their findings are all given (`runtime_findings`).
+    RUNTIME: lambda _pub, _tolerance, extra: list(extra),
 }
 
 
-def evaluate(pub: Publication, gate: str, tolerance: float | None = None) -> list[Finding]:
-    return CHECKS[gate](pub, tolerance)
+def evaluate(
+    pub: Publication, gate: str, tolerance: float | None = None, extra: Sequence[Finding] = ()
+) -> list[Finding]:
+    """The gate's findings; `extra` is what readiness adds, or the runtime gate's own."""
+    return CHECKS[gate](pub, tolerance, extra)
 
 
 def effective_tolerance(gate: str, tolerance: float | None) -> float | None:
@@ -241,10 +295,11 @@ def record(
     tolerance: float | None,
     params: dict[str, Any],
     actor: str,
+    extra: Sequence[Finding] = (),
 ) -> dict[str, Any]:
     """Evaluate one gate and append its verdict; the verdict as `gate --json` prints it."""
-    findings = evaluate(pub, gate, tolerance)
-    used = effective_tolerance(gate, tolerance) if gate != "publishability" else None
+    findings = evaluate(pub, gate, tolerance, extra)
+    used = effective_tolerance(gate, tolerance) if gate not in ("publishability", RUNTIME) else None
     verdict_id: UUID = ledger.record_gate(
         gate=gate,
         params={**params, "tolerance": used},

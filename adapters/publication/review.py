@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -207,10 +208,16 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def evaluate_gates(
-    ledger: Ledger, pub: Publication, scope: Scope, *, actor: str
+    ledger: Ledger,
+    pub: Publication,
+    scope: Scope,
+    *,
+    actor: str,
+    runtime: Sequence[dict[str, Any]] = (),
 ) -> dict[str, dict[str, Any]]:
-    """Evaluate and record the gates a review needs: readiness, publishability,
-    comparability, and calibration once there are baselines."""
+    """Evaluate and record the gates a review needs: readiness (with the `runtime` gate
+    findings of the reviewed benchmarks), publishability, comparability, and calibration
+    once there are baselines."""
     params = {
         "include": scope.include,
         "exclude": scope.exclude,
@@ -221,7 +228,15 @@ def evaluate_gates(
     names = ["readiness", "publishability", "comparability"]
     names += ["calibration"] if pub.baselines else []
     return {
-        name: gates.record(ledger, pub, name, tolerance=scope.tolerance, params=params, actor=actor)
+        name: gates.record(
+            ledger,
+            pub,
+            name,
+            tolerance=scope.tolerance,
+            params=params,
+            actor=actor,
+            extra=runtime if name == "readiness" else (),
+        )
         for name in names
     }
 

@@ -30,6 +30,7 @@ NOT_READS = {
     "high-score set": "appends a reference (its --as-of is the reference's date)",
     "inventory": "checks the registry, not the ledger",
     "preflight": "checks the registry and this machine",
+    "validate-runtime-gates": "probes this machine's runtime gates as they are now",
     "verify-artifacts": "checks a git repository",
     "verify-review": "checks a review package against the ledger as it is now",
     "verify": "checks the whole event log",
