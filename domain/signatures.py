@@ -46,9 +46,11 @@ NAMESPACE = UUID("6f0c4b5e-7d0b-5a59-9d55-b3c8e1f4a210")
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
 CALIBRATION_SPEC_VERSION = "calibration_v1"
 REAL_AGENTS = frozenset({"eliza", "hermes", "openclaw"})
+# The agent of a model comparison (`compare --run`): its runs are the models', not a harness's.
+COMPARE_AGENT = "compare"
 # The agents whose name in `agent` / `harness` says nothing about the benchmark's
 # configuration: the real harnesses, the synthetic baselines, `compare` and `smithers`.
-KNOWN_AGENTS = REAL_AGENTS | {"random_v1", *CALIBRATION_AGENTS, "compare", "smithers"}
+KNOWN_AGENTS = REAL_AGENTS | {"random_v1", *CALIBRATION_AGENTS, COMPARE_AGENT, "smithers"}
 # Runtime limits that do not change what is measured.
 RUNTIME_KEYS = ("eliza_bench_http_timeout_s", "openclaw_timeout_s", "timeout_s")
 

@@ -22,7 +22,9 @@ default. Every key is listed below; any other key is an error naming it.
     # optional; what a real run needs on the host (runtime.py): a reachable Docker
     # daemon, env:NAME, command:NAME, path:PATH, or alternatives "A|B"
     requires = ["docker", "env:HL_PRIVATE_KEY", "command:opencode"]
-    agents = ["eliza", "hermes"] # compatible agents; absent or empty means any
+    agents = ["eliza", "hermes"] # compatible agents; absent or empty means any (the
+                                 # calibration agents run anything, and `compare`
+                                 # runs what more than one agent can)
     required_agents = ["eliza", "hermes"]  # a complete row needs these; default: agents
     unit = "accuracy"            # optional
     higher_is_better = true      # optional; default true
@@ -108,7 +110,8 @@ from benchledger.adapters.execution.versions import (
     declared_name_problem,
 )
 from benchledger.domain.errors import InputFormatError, NotFoundError, RuleViolationError
-from benchledger.domain.signatures import effective_config
+from benchledger.domain.publication import SYNTHETIC_AGENTS
+from benchledger.domain.signatures import COMPARE_AGENT, effective_config
 
 DEFAULT_REGISTRY = "benchledger.toml"
 VALUE_NAMES = frozenset({"agent", "provider", "model", "benchmark", "run_id", "output_dir"})
@@ -215,8 +218,13 @@ class BenchmarkSpec(_Strict):
         return value
 
     def accepts(self, agent: str) -> bool:
-        """Whether this agent may run the benchmark; no agents listed means any."""
-        return not self.agents or agent in self.agents
+        """Whether this agent may run the benchmark, by the orchestrator's rules: no
+        agents listed means any; a calibration agent (`perfect_v1`, ...) runs anything;
+        `compare` (a model comparison, `compare --run`) runs a benchmark that more than
+        one agent can run, not one that wraps a single implementation."""
+        if not self.agents or agent in self.agents or agent in SYNTHETIC_AGENTS:
+            return True
+        return agent == COMPARE_AGENT and len(self.agents) > 1
 
     def required(self) -> tuple[str, ...]:
         """The agents a complete matrix row needs: `required_agents`, else `agents`."""

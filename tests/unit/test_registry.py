@@ -230,6 +230,33 @@ class TestAgents:
     def test_a_benchmark_without_an_agent_list_accepts_any(self, tmp_path: Path) -> None:
         assert load(tmp_path, FULL).get("hellaswag").accepts("codex")
 
+    def test_a_model_comparison_runs_what_more_than_one_agent_can_run(
+        self, tmp_path: Path
+    ) -> None:
+        registry = load(
+            tmp_path,
+            """
+            [benchmarks.shared]
+            command = "true"
+            agents = ["eliza", "hermes"]
+            [benchmarks.single]
+            command = "true"
+            agents = ["eliza"]
+            [benchmarks.any]
+            command = "true"
+            """,
+        )
+        assert registry.get("shared").accepts("compare")
+        assert registry.get("any").accepts("compare")
+        # A benchmark wrapping a single implementation is not a model comparison's.
+        assert not registry.get("single").accepts("compare")
+
+    def test_a_calibration_agent_runs_any_benchmark(self, tmp_path: Path) -> None:
+        single = load(tmp_path, '[benchmarks.single]\ncommand = "true"\nagents = ["eliza"]\n')
+        for agent in ("perfect_v1", "wrong_v1", "half_v1", "random_v1"):
+            assert single.get("single").accepts(agent)
+        assert not single.get("single").accepts("hermes")
+
 
 class TestOverlayConfig:
     def test_overlays_per_benchmark_then_the_rest_of_each_extra(self) -> None:
