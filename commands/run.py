@@ -235,7 +235,7 @@ def benchmarks(ctx: LedgerContext, registry_path: Path, as_of: str | None, fmt: 
         return
     registry = load_registry(registry_path)
     if not ctx.read_only:  # a read-only ledger lists the registry without recording it
-        register(ctx.services.ledger, list(registry.benchmarks.values()), registry.path.parent)
+        register(ctx.services.ledger, list(registry.benchmarks.values()))
         ctx.services.runner.catch_up()
     rows = [
         {

@@ -252,8 +252,7 @@ def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[Be
     services = ctx.services
     ledger = services.ledger
     sweep_stale(ctx)
-    registry = work.registry
-    register(ledger, work.specs, registry.path.parent if registry else Path.cwd())
+    register(ledger, work.specs)
     request = work.request
     label = f"rg_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{os.urandom(4).hex()}"
     group = ledger.new_group(

@@ -35,7 +35,7 @@ from benchledger.domain.records import (
     SourceFile,
     cells_json,
 )
-from benchledger.domain.run import Run
+from benchledger.domain.run import Run, RunStarted
 from benchledger.domain.signatures import (
     benchmark_id_for,
     import_id_for,
@@ -196,6 +196,10 @@ class Importing(LookupsAhead):
                 )
             keys.add(run_key)
             current = self._current_version(base_id)
+            if current is None and (own := self._own_run(run_key)) is not None:
+                # A row this ledger exported (`export-latest`, a comparison file): its
+                # run_id is the id of a run executed here, and it is that run.
+                base_id, current = own.id, own
             if current is not None and current.content_sha256 == content:
                 outcomes.append(RunOutcome(current.id, run_key, "unchanged"))
                 continue
@@ -370,6 +374,20 @@ class Importing(LookupsAhead):
         if current.closed:
             return []
         return [group_model.finish_source_group(group_id, current.version + 1, record)]
+
+    def _own_run(self, run_key: str) -> Run | None:
+        """The run executed in this ledger whose id the key is, as this ledger's exports
+        state it (never a key the source system made: those are not its run ids)."""
+        try:
+            run_id = UUID(run_key)
+        except ValueError:
+            return None
+        if str(run_id) != run_key:
+            return None
+        first = self._first_event(run_id)
+        if not isinstance(first, RunStarted) or first.source != "executed":
+            return None
+        return self._current_version(run_id)
 
     def _current_version(self, run_id: UUID) -> Run | None:
         """The run recorded under this key, following amendments to the newest version."""

@@ -483,22 +483,14 @@ def _safe(text: str) -> str:
     return cleaned or "item"
 
 
-def _relative(path: Path, base: Path) -> str:
-    """Relative to base, else relative to the working directory or `~`: no host paths."""
-    try:
-        return str(path.resolve().relative_to(base.resolve())) or "."
-    except ValueError:
-        return HostPaths(Path.cwd()).scrub(str(path))
-
-
-def register(ledger: Ledger, specs: Sequence[BenchmarkSpec], registry_dir: Path) -> int:
+def register(ledger: Ledger, specs: Sequence[BenchmarkSpec]) -> int:
     """Record the registry's benchmarks (their required agents, high scores) in the
     ledger; idempotent."""
     changed = 0
     for spec in specs:
         changed += ledger.register_benchmark(
             spec.id,
-            directory=_relative(spec.cwd, registry_dir),
+            directory=spec.directory,
             unit=spec.unit,
             higher_is_better=spec.higher_is_better,
             description=spec.description,

@@ -363,3 +363,27 @@ class TestRefusals:
         assert "nope" in done.stderr
         assert ws.seen() == []
         assert not ws.db.exists() or ws.query("SELECT count(*) FROM runs") == [(0,)]
+
+
+class TestItsOwnExportsImportedBack:
+    def test_the_comparison_file_and_latest_rows_are_the_runs_executed_here(
+        self, ws: Workspace
+    ) -> None:
+        ws.compare(*SIDES, "--benchmarks", "x,y", "--out", "out")
+        ws.cli("export-latest", "snapshot")
+        before = ws.query("SELECT run_id, status, score, signature FROM runs ORDER BY 1")
+        assert len(before) == 4
+
+        done = ws.cli("import", "out", "snapshot", "--json")
+        states = {f["path"]: f["state"] for f in json.loads(done.stdout)}
+        assert set(states.values()) == {"imported"}, done.stdout
+        # No run a second time: each row's run_id is the id of a run executed here.
+        assert ws.query("SELECT run_id, status, score, signature FROM runs ORDER BY 1") == (
+            before
+        )
+        again = json.loads(ws.cli("import", "out", "snapshot", "--json").stdout)
+        assert {f["state"] for f in again} == {"unchanged"}, again
+
+        # An exported row names the directory its signature hashed: the benchmark's.
+        row = json.loads((ws.root / "snapshot" / "latest" / "x__compare.json").read_text())
+        assert row["benchmark_directory"] == "x"

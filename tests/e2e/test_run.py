@@ -537,11 +537,11 @@ class TestRacingProcesses:
 
             def read_then_lose_the_race(name: str) -> Any:
                 found = read(name)
-                register(theirs.ledger, [spec], ws.root)
+                register(theirs.ledger, [spec])
                 return found
 
             monkeypatch.setattr(ours.ledger, "get_benchmark", read_then_lose_the_race)
-            register(ours.ledger, [spec], ws.root)
+            register(ours.ledger, [spec])
         [registered] = ws.events("BenchmarkRegistered")
         assert registered["data"]["benchmark"] == "quick"
 

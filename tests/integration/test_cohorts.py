@@ -628,24 +628,24 @@ class TestTheRegistryDeclaresRequiredAgents:
         self, book: Book, tmp_path: Path
     ) -> None:
         spec = load_registry(self.write(tmp_path, 'agents = ["eliza", "hermes"]')).get("bfcl")
-        register(book.ledger, [spec], tmp_path)
+        register(book.ledger, [spec])
         assert book.publication().rules["bfcl"] == AgentRules(
             required=("eliza", "hermes"), compatible=("eliza", "hermes"), source="registry"
         )
         table = 'agents = ["eliza", "hermes", "smithers"]\nrequired_agents = ["eliza", "hermes"]'
         spec = load_registry(self.write(tmp_path, table)).get("bfcl")
-        register(book.ledger, [spec], tmp_path)
+        register(book.ledger, [spec])
         rule = book.publication().rules["bfcl"]
         assert (rule.required, rule.compatible) == (
             ("eliza", "hermes"),
             ("eliza", "hermes", "smithers"),
         )
-        assert register(book.ledger, [spec], tmp_path) == 0  # unchanged: nothing appended
+        assert register(book.ledger, [spec]) == 0  # unchanged: nothing appended
 
     def test_a_benchmark_any_agent_may_run_declares_nothing(
         self, book: Book, tmp_path: Path
     ) -> None:
-        register(book.ledger, [load_registry(self.write(tmp_path, "")).get("bfcl")], tmp_path)
+        register(book.ledger, [load_registry(self.write(tmp_path, "")).get("bfcl")])
         assert book.publication().rules == {}
 
     @pytest.mark.parametrize(

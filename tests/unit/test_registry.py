@@ -230,9 +230,7 @@ class TestAgents:
     def test_a_benchmark_without_an_agent_list_accepts_any(self, tmp_path: Path) -> None:
         assert load(tmp_path, FULL).get("hellaswag").accepts("codex")
 
-    def test_a_model_comparison_runs_what_more_than_one_agent_can_run(
-        self, tmp_path: Path
-    ) -> None:
+    def test_a_model_comparison_runs_what_more_than_one_agent_can_run(self, tmp_path: Path) -> None:
         registry = load(
             tmp_path,
             """
