@@ -378,9 +378,7 @@ class TestItsOwnExportsImportedBack:
         states = {f["path"]: f["state"] for f in json.loads(done.stdout)}
         assert set(states.values()) == {"imported"}, done.stdout
         # No run a second time: each row's run_id is the id of a run executed here.
-        assert ws.query("SELECT run_id, status, score, signature FROM runs ORDER BY 1") == (
-            before
-        )
+        assert ws.query("SELECT run_id, status, score, signature FROM runs ORDER BY 1") == (before)
         again = json.loads(ws.cli("import", "out", "snapshot", "--json").stdout)
         assert {f["state"] for f in again} == {"unchanged"}, again
 
