@@ -26,10 +26,11 @@ from typing import Any
 
 from benchledger.adapters.publication.publication import Key, Publication
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.matrix import AgentRules, rules_from_matrix_contract
+from benchledger.domain.matrix import CANONICAL_HARNESSES, AgentRules, rules_from_matrix_contract
 from benchledger.domain.publication import DEMO_GROUP_KIND, is_synthetic
 
 INDEX = "index.json"
+UNSTATED = "latest/ without a matrix contract for it: the real harnesses"
 SIBLINGS = ("quarantine", "baselines")
 # What a row may hold, and the JSON type each field must have when present.
 _TEXT = ("benchmark_id", "agent", "run_id")
@@ -125,6 +126,12 @@ def load(
     rules = _rules(contract) if isinstance(contract, dict) else {}
     listed = contract.get("benchmarks") if isinstance(contract, dict) else None
     registered = {str(b) for b in listed} if isinstance(listed, dict) else set()
+    # A benchmark the contract does not state (or a directory without one) needs a row of
+    # each real harness, as the orchestrator's validators require: never of an agent that
+    # only happens to have a row there (a mock, a calibration baseline).
+    for benchmark, _ in (*latest, *quarantine):
+        if benchmark not in rules:
+            rules[benchmark] = AgentRules(required=CANONICAL_HARNESSES, source=UNSTATED)
     for name in index.get("demo_data") or []:
         benchmark, _, agent = str(name).partition("::")
         marked = latest.get((benchmark, agent))

@@ -229,9 +229,25 @@ class TestADirectoryOnDisk:
         directory = latest_dir(tmp_path, row("bfcl", "eliza"), row("bfcl", "hermes"))
         assert verdict(invoke, "publishability", "--latest-dir", str(directory))["ok"] is True
         ready = verdict(invoke, "readiness", "--latest-dir", str(directory))
-        assert [(f["scope"], f["reason"]) for f in ready["findings"]] == [
-            ("matrix_contract", "missing_matrix_contract")
+        # Without a contract each real harness is required, as the orchestrator's
+        # validators require them.
+        assert [(f["scope"], f["reason"], f["value"]) for f in ready["findings"]] == [
+            ("bfcl::openclaw", "missing", "missing"),
+            ("comparability:bfcl", "missing_required_latest_rows", "openclaw"),
+            ("matrix_contract", "missing_matrix_contract", "no index.json in latest/"),
         ]
+
+    def test_without_a_contract_an_agent_with_a_row_is_not_required(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        rows = [row("bfcl", agent) for agent in ("eliza", "hermes", "openclaw")]
+        directory = latest_dir(tmp_path, *rows, row("gaia", "mock"), row("gaia", "eliza"))
+        ready = verdict(invoke, "readiness", "--latest-dir", str(directory))
+        found = [(f["scope"], f["reason"], f["value"]) for f in ready["findings"]]
+        assert ("publishability:gaia::mock", "non_real_agent_label", "agent=mock") in found
+        assert ("comparability:gaia", "missing_required_latest_rows", "hermes,openclaw") in found
+        assert not [f for f in found if f[0].startswith("comparability:bfcl")]
+        assert not [f for f in found if f[0].endswith("::mock") and f[1] == "missing"]
 
     def test_the_contracts_required_harnesses_are_the_ones_compared(
         self, invoke: Invoke, tmp_path: Path
