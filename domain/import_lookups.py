@@ -29,6 +29,16 @@ def stream_id(system: str, item: Parsed) -> UUID | None:
     return None
 
 
+def own_run_id(run_key: str) -> UUID | None:
+    """The id of a run of this ledger that a key may be: the key of a row this ledger
+    exported is its run's id (`Importing._own_run`)."""
+    try:
+        run_id = UUID(run_key)
+    except ValueError:
+        return None
+    return run_id if str(run_id) == run_key else None
+
+
 class LookupsAhead(LedgerBase):
     def _looked_up(self, system: str, items: Iterable[Parsed]) -> Iterator[Parsed]:
         """`items`, read a batch ahead: the batch's streams that hold no events are known
@@ -41,6 +51,13 @@ class LookupsAhead(LedgerBase):
             return
         for batch in _batches(items):
             ids = {i for i in (stream_id(system, item) for item in batch) if i is not None}
+            # Keys that may name runs of this ledger: looked up with the batch, not one each.
+            ids.update(
+                i
+                for item in batch
+                if isinstance(item, RunRecord)
+                and (i := own_run_id(item.header.natural_key())) is not None
+            )
             self._absent = ids - present(list(ids))
             yield from batch
 

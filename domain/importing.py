@@ -19,7 +19,7 @@ from benchledger.domain.errors import (
     ImportConflictError,
     RuleViolationError,
 )
-from benchledger.domain.import_lookups import LookupsAhead
+from benchledger.domain.import_lookups import LookupsAhead, own_run_id
 from benchledger.domain.import_outcomes import RunOutcomes
 from benchledger.domain.ledger_base import (
     CELL_BATCH,
@@ -378,11 +378,8 @@ class Importing(LookupsAhead):
     def _own_run(self, run_key: str) -> Run | None:
         """The run executed in this ledger whose id the key is, as this ledger's exports
         state it (never a key the source system made: those are not its run ids)."""
-        try:
-            run_id = UUID(run_key)
-        except ValueError:
-            return None
-        if str(run_id) != run_key:
+        run_id = own_run_id(run_key)
+        if run_id is None:
             return None
         first = self._first_event(run_id)
         if not isinstance(first, RunStarted) or first.source != "executed":

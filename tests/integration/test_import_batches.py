@@ -128,6 +128,25 @@ class TestWhichRunsAreNew:
             benchmark_id_for("bfcl"),
         ]
 
+    def test_keys_that_may_name_this_ledgers_runs_are_looked_up_with_the_batch(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # A key that is a run id may be a row this ledger exported: whether it names one
+        # of its runs is asked with the batch, never with a read per run.
+        monkeypatch.setattr(import_lookups, "LOOKAHEAD", 4)
+        keys = [str(uuid.uuid4()) for _ in range(6)]
+        ledger = services.ledger
+        path = runs_file(tmp_path / "a.jsonl", keys)
+        lookups = Counting(monkeypatch, ledger, "streams_present")
+        reads = Counting(monkeypatch, ledger.events, "get")
+        report = Importer(ledger).import_file(path, group=ledger.new_group("import", "import"))
+        assert (report.state, report.new_runs) == ("imported", 6)
+        assert [len(ids) for (ids,) in lookups.calls] == [8, 4]
+        assert [args[0] for args in reads.calls] == [
+            import_id_for(report_sha(path)),
+            benchmark_id_for("bfcl"),
+        ]
+
     def test_runs_recorded_already_are_still_compared_with_what_they_hold(
         self, services: Services, tmp_path: Path
     ) -> None:
