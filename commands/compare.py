@@ -17,6 +17,7 @@ from benchledger.adapters.publication import compare as comparisons
 from benchledger.adapters.publication import executed_compare as executed
 from benchledger.adapters.publication.compare import Method, Side
 from benchledger.adapters.publication.executed_compare import RunSide
+from benchledger.adapters.publication.export_files import write_atomically
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.commands.work import Work, execute, mode_of, plan, registry_option
@@ -361,10 +362,9 @@ def _run_both(
     ctx.services.runner.catch_up()
     stored = comparisons.stored_comparison(ctx.queries(), comparison_id)
     folder = out_dir or works["a"].results_root / "comparisons"
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"compare-{comparison_id}.json"
     document = json.dumps(executed.document(stored), indent=2, ensure_ascii=True)
-    path.write_text(document + "\n", encoding="utf-8")
+    write_atomically(path, (document + "\n").encode())  # never a half-written file
     stderr(f"Wrote {path}")
     return stored
 

@@ -261,3 +261,29 @@ def _wait_for_exit(pid: int, until: float | None) -> bool:
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
+
+
+def run_bounded(
+    argv: list[str], cwd: Path | None, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a short probe (a version, `git`, `docker info`) in its own process group,
+    killed whole after `timeout` seconds, so that no child it left holding its output
+    keeps us waiting. Raises FileNotFoundError, OSError or TimeoutExpired as
+    `subprocess.run` does."""
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+        return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)

@@ -29,6 +29,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchledger.adapters.execution.process import run_bounded
+
 KINDS = ("docker", "env", "command", "path")
 DOCKER_TIMEOUT_ENV = "BENCHLEDGER_DOCKER_TIMEOUT"
 DEFAULT_DOCKER_TIMEOUT = 10.0
@@ -84,14 +86,8 @@ def docker_problem(environ: Mapping[str, str]) -> str | None:
         return "the docker command is not on PATH"
     timeout = docker_timeout(environ)
     try:
-        done = subprocess.run(
-            [program, "info", "--format", "{{.ServerVersion}}"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            timeout=timeout,
-            env=dict(environ),
-            check=False,
+        done = run_bounded(
+            [program, "info", "--format", "{{.ServerVersion}}"], None, environ, timeout
         )
     except subprocess.TimeoutExpired:
         return f"the Docker daemon did not answer `docker info` within {timeout:g}s"

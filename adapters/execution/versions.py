@@ -33,12 +33,10 @@ secrets and host paths masked as everywhere in the ledger.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
+from benchledger.adapters.execution.process import run_bounded
 from benchledger.domain.errors import RuleViolationError
 
 # Recorded on every executed run; a registry cannot declare them.
@@ -160,7 +159,7 @@ def git(path: Path, *args: str, timeout: float | None = None) -> Answer:
     timeout = GIT_SECONDS if timeout is None else timeout
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        done = _run(["git", "-C", str(path), *args], None, env, timeout)
+        done = run_bounded(["git", "-C", str(path), *args], None, env, timeout)
     except FileNotFoundError:
         return Answer(error="git is not installed")
     except subprocess.TimeoutExpired:
@@ -205,7 +204,7 @@ def run_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Answer:
     """The stripped stdout of a version command, or why there is none."""
     shown = shlex.join(argv)
     try:
-        done = _run(argv, cwd, env, COMMAND_SECONDS)
+        done = run_bounded(argv, cwd, env, COMMAND_SECONDS)
     except FileNotFoundError:
         return Answer(error=f"{shown}: command not found")
     except subprocess.TimeoutExpired:
@@ -220,30 +219,6 @@ def run_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Answer:
     if not text:
         return Answer(error=f"{shown} printed nothing")
     return Answer(text)
-
-
-def _run(
-    argv: list[str], cwd: Path | None, env: Mapping[str, str], timeout: float
-) -> subprocess.CompletedProcess[bytes]:
-    """Run `argv` in its own process group, killed whole after `timeout` seconds (so no
-    child it left holding its output keeps us waiting)."""
-    with subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    ) as process:
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise
-        return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
 
 
 def package_version(path: Path) -> Answer:
