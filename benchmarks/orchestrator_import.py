@@ -35,7 +35,6 @@ import random
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -48,7 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workload import child, connect_wal, db_bytes, parse_sizes
+from workload import Usage, child, child_usage, connect_wal, db_bytes, measured, parse_sizes
 
 SEED = 20261001
 SIZES = (10_000, 50_000)
@@ -707,6 +706,7 @@ class Result:
     source_bytes: int
     import_wall: float
     import_rss: float
+    import_cpu: float
     ledger_bytes: int
     new_runs: int
     events: int
@@ -729,7 +729,8 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     built = build_db(source, rows, turns_per_run)
     ledger = folder / "ledger.db"
     args = ["--db", str(ledger), "import", str(source), "--json"]
-    wall, rss, text = child(args)
+    first = child_usage(args)
+    wall, rss, text = first.wall, first.rss, first.text
     states, new_runs = import_report(text)
     if states != ["imported"]:
         raise SystemExit(f"benchledger import {source}: {states}")
@@ -744,6 +745,7 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
         source_bytes=db_bytes(source),
         import_wall=wall,
         import_rss=rss,
+        import_cpu=first.cpu,
         ledger_bytes=size,
         new_runs=new_runs,
         events=events,
@@ -801,8 +803,8 @@ def orchestrator_results(package: Path) -> Path:
     return package / "benchmark_results"
 
 
-def orchestrator_export(package: Path, source: Path) -> float:
-    """Seconds for the orchestrator's `export-viewer-data` of a copy of `source`."""
+def orchestrator_export(package: Path, source: Path) -> Usage:
+    """What the orchestrator's `export-viewer-data` of a copy of `source` took."""
     results = orchestrator_results(package)
     shutil.rmtree(results, ignore_errors=True)
     results.mkdir()
@@ -811,20 +813,14 @@ def orchestrator_export(package: Path, source: Path) -> float:
     if wal.exists():
         shutil.copy2(wal, results / "orchestrator.sqlite-wal")
     env = {**os.environ, "PYTHONPATH": str(package)}
-    t0 = time.perf_counter()
-    done = subprocess.run(
+    usage, code, error = measured(
         [sys.executable, "-m", "benchmarks.suites.orchestrator", "export-viewer-data"],
         cwd=package.parent,
         env=env,
-        capture_output=True,
-        text=True,
     )
-    elapsed = time.perf_counter() - t0
-    if done.returncode != 0 or not (results / "viewer_data.json").is_file():
-        raise SystemExit(
-            f"orchestrator export-viewer-data: exit {done.returncode}\n{done.stderr[-2000:]}"
-        )
-    return elapsed
+    if code != 0 or not (results / "viewer_data.json").is_file():
+        raise SystemExit(f"orchestrator export-viewer-data: exit {code}\n{error[-2000:]}")
+    return usage
 
 
 def describe(result: Result) -> str:
@@ -876,8 +872,8 @@ def main() -> None:
         parser.error(f"--orchestrator {args.orchestrator}: missing {', '.join(missing)}")
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchledger-orch-import-"))
     results: list[Result] = []
-    exports: dict[int, list[float]] = {}
-    imports: dict[int, list[float]] = {}
+    exports: dict[int, list[Usage]] = {}
+    imports: dict[int, list[Usage]] = {}
     header = (
         f"{'rows':>10} {'step':<10} {'wall s':>8} {'rows/s':>10} {'peak RSS MiB':>13} "
         f"{'ledger MiB':>11}"
@@ -893,7 +889,8 @@ def main() -> None:
             results.append(r)
             if package is not None:
                 source = work / f"size-{rows}" / "orchestrator.sqlite"
-                exports[rows], imports[rows] = [], [r.import_wall]
+                first = Usage(r.import_wall, r.import_rss, r.import_cpu, "")
+                exports[rows], imports[rows] = [], [first]
                 for i in range(args.repeat):
                     exports[rows].append(orchestrator_export(package, source))
                     if i + 1 < args.repeat:
@@ -935,29 +932,35 @@ def main() -> None:
         raise SystemExit(1)
 
 
-def fresh_import(source: Path, i: int) -> float:
-    """Seconds for `benchledger import` of `source` into a new ledger (then removed)."""
+def fresh_import(source: Path, i: int) -> Usage:
+    """What `benchledger import` of `source` into a new ledger (then removed) took."""
     ledger = source.with_name(f"repeat-{i}.db")
-    wall, _, text = child(["--db", str(ledger), "import", str(source), "--json"])
-    states, _ = import_report(text)
+    usage = child_usage(["--db", str(ledger), "import", str(source), "--json"])
+    states, _ = import_report(usage.text)
     if states != ["imported"]:
         raise SystemExit(f"benchledger import {source}: {states}")
     for path in source.parent.glob(f"{ledger.name}*"):
         path.unlink()
-    return wall
+    return usage
 
 
-def peer_line(rows: int, imports: list[float], exports: list[float]) -> str:
-    """The import against the orchestrator's export, by their medians when repeated."""
-    ours, theirs = statistics.median(imports), statistics.median(exports)
+def peer_line(rows: int, imports: list[Usage], exports: list[Usage]) -> str:
+    """The import against the orchestrator's export, by their medians when repeated,
+    with the CPU each took (the import's in all its processes): the export runs in one
+    process, the import in two at a time, so on a busy machine it loses more wall time."""
+    ours = statistics.median(u.wall for u in imports)
+    theirs = statistics.median(u.wall for u in exports)
     runs = ""
     if len(imports) > 1:
-        shown = ", ".join(f"{t:.2f}" for t in imports)
-        peer = ", ".join(f"{t:.2f}" for t in exports)
+        shown = ", ".join(f"{u.wall:.2f}" for u in imports)
+        peer = ", ".join(f"{u.wall:.2f}" for u in exports)
         runs = f" (medians of {len(imports)} interleaved runs: import {shown}; export {peer})"
+    cpu_ours = statistics.median(u.cpu for u in imports)
+    cpu_theirs = statistics.median(u.cpu for u in exports)
     return (
         f"PEER orchestrator export-viewer-data at {rows:,} rows: {theirs:.2f} s; benchledger "
-        f"import {ours:.2f} s = {ours / theirs:.2f} of it{runs} "
+        f"import {ours:.2f} s = {ours / theirs:.2f} of it{runs}; CPU s: import "
+        f"{cpu_ours:.2f}, export {cpu_theirs:.2f} "
         f"(goal: below 1.00: {'met' if ours < theirs else 'NOT met'})"
     )
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from benchledger.projections.base import Table
 from benchledger.projections.cells import CellsProjection
@@ -209,21 +209,47 @@ CELLS_INSERT = (
 BENCHLEDGER = str(Path(sys.executable).parent / "benchledger")
 
 
-def child(args: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MiB) and stdout of one benchledger process."""
+class Usage(NamedTuple):
+    """What one child process took: wall seconds, peak RSS (MiB), CPU seconds (user and
+    system, its own children's included: they were waited for), and its stdout."""
+
+    wall: float
+    rss: float
+    cpu: float
+    text: str
+
+
+def measured(
+    command: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[Usage, int, str]:
+    """`command` run to its end, with what it took, its exit code and its stderr."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([BENCHLEDGER, *args], stdout=out, stderr=err)
+        proc = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
-            err.seek(0)
-            sys.stderr.write(err.read().decode(errors="replace"))
-            raise SystemExit(f"benchledger {' '.join(args)}: exit {proc.returncode}")
+        code = os.waitstatus_to_exitcode(status)
         out.seek(0)
+        err.seek(0)
         text = out.read().decode(errors="replace")
-    return elapsed, usage.ru_maxrss / 1024, text  # Linux reports KiB
+        error = err.read().decode(errors="replace")
+    cpu = usage.ru_utime + usage.ru_stime
+    return Usage(elapsed, usage.ru_maxrss / 1024, cpu, text), code, error  # maxrss: KiB
+
+
+def child_usage(args: list[str]) -> Usage:
+    """What one benchledger process took (`Usage`); a failure ends the script."""
+    usage, code, error = measured([BENCHLEDGER, *args])
+    if code != 0:
+        sys.stderr.write(error)
+        raise SystemExit(f"benchledger {' '.join(args)}: exit {code}")
+    return usage
+
+
+def child(args: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MiB) and stdout of one benchledger process."""
+    usage = child_usage(args)
+    return usage.wall, usage.rss, usage.text
 
 
 def parse_sizes(text: str) -> list[int]:

@@ -101,13 +101,18 @@ class TestBenchmarkScripts:
         finally:
             sys.path.remove(str(BENCHMARKS))
             sys.modules.pop("orchestrator_import", None)
+
+        def took(*walls: float) -> list[object]:
+            return [module.Usage(w, 10.0, w * 1.5, "") for w in walls]
+
         # One slow import of three does not decide, nor one fast export.
-        line = module.peer_line(50_000, [9.0, 30.0, 10.0], [11.0, 12.0, 2.0])
+        line = module.peer_line(50_000, took(9.0, 30.0, 10.0), took(11.0, 12.0, 2.0))
         assert "11.00 s; benchledger import 10.00 s = 0.91 of it" in line
         assert "medians of 3 interleaved runs: import 9.00, 30.00, 10.00" in line
+        assert "CPU s: import 15.00, export 16.50" in line
         assert line.endswith("(goal: below 1.00: met)")
-        assert module.peer_line(10, [2.0], [1.0]).endswith(
-            "= 2.00 of it (goal: below 1.00: NOT met)"
+        assert module.peer_line(10, took(2.0), took(1.0)).endswith(
+            "= 2.00 of it; CPU s: import 3.00, export 1.50 (goal: below 1.00: NOT met)"
         )
 
     @pytest.mark.skipif(
