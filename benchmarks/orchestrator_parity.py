@@ -1804,7 +1804,7 @@ def parity(args: argparse.Namespace, work: Path, code_dir: Path) -> dict[str, An
     rows = source_rows(source)
     print(describe_source(rows, source, expected), flush=True)
 
-    seconds = orchestrator_export(package, source)
+    seconds = orchestrator_export(package, source).wall
     exported = work / "orchestrator"
     shutil.copytree(orchestrator_results(package), exported)
     repaired = export_repairs(source, exported / "orchestrator.sqlite")
