@@ -704,9 +704,7 @@ class Result:
     rows: int
     built: Built
     source_bytes: int
-    import_wall: float
-    import_rss: float
-    import_cpu: float
+    first_import: Usage  # the import into a new ledger
     ledger_bytes: int
     new_runs: int
     events: int
@@ -715,6 +713,14 @@ class Result:
     reimport_events: int
     reimport_states: list[str]
     plain_wall: float
+
+    @property
+    def import_wall(self) -> float:
+        return self.first_import.wall
+
+    @property
+    def import_rss(self) -> float:
+        return self.first_import.rss
 
 
 def import_report(text: str) -> tuple[list[str], int]:
@@ -730,8 +736,7 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     ledger = folder / "ledger.db"
     args = ["--db", str(ledger), "import", str(source), "--json"]
     first = child_usage(args)
-    wall, rss, text = first.wall, first.rss, first.text
-    states, new_runs = import_report(text)
+    states, new_runs = import_report(first.text)
     if states != ["imported"]:
         raise SystemExit(f"benchledger import {source}: {states}")
     size = db_bytes(ledger)
@@ -743,9 +748,7 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
         rows=rows,
         built=built,
         source_bytes=db_bytes(source),
-        import_wall=wall,
-        import_rss=rss,
-        import_cpu=first.cpu,
+        first_import=first,
         ledger_bytes=size,
         new_runs=new_runs,
         events=events,
@@ -889,8 +892,7 @@ def main() -> None:
             results.append(r)
             if package is not None:
                 source = work / f"size-{rows}" / "orchestrator.sqlite"
-                first = Usage(r.import_wall, r.import_rss, r.import_cpu, "")
-                exports[rows], imports[rows] = [], [first]
+                exports[rows], imports[rows] = [], [r.first_import]
                 for i in range(args.repeat):
                     exports[rows].append(orchestrator_export(package, source))
                     if i + 1 < args.repeat:
