@@ -187,11 +187,14 @@ def _start(alias: str = "") -> str:
 
 
 def _newest(where: str) -> str:
-    """The newest candidate of each pending key among those `where` holds for."""
+    """The newest candidate of each pending key among those `where` holds for (what
+    follows FROM). Ranked by rowid, then read whole: a ranking of whole rows sorted
+    every column of every candidate (at 45k candidates, 0.22 s a statement; 0.12 so)."""
     return (
-        "(SELECT *, row_number() OVER (PARTITION BY benchmark, agent "
+        "[{candidates}] WHERE rowid IN (SELECT rid FROM (SELECT rowid AS rid, "
+        "row_number() OVER (PARTITION BY benchmark, agent "
         f"ORDER BY {_start()} DESC, run_id DESC) AS newest "
-        f"FROM [{{candidates}}] WHERE {PENDING_KEYS} AND {where}) WHERE newest = 1 "
+        f"FROM [{{candidates}}] WHERE {PENDING_KEYS} AND {where}) WHERE newest = 1) "
         "ORDER BY benchmark, agent"
     )
 
