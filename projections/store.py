@@ -29,6 +29,7 @@ from benchledger.projections.base import (
     Table,
     group_changes,
 )
+from benchledger.projections.checkpointer import Checkpointer
 from benchledger.projections.versions import STATE_TABLE
 
 REBUILD_SUFFIX = "__rebuild"
@@ -117,6 +118,8 @@ class ReadModelStore:
         self.path = Path(path)
         self.conn = conn or connect(self.path)
         self._in_transaction = False
+        self._checkpointer: Checkpointer | None = None
+        self._bulk = False
         self._statements: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         if conn is None and not table_exists(self.conn, STATE_TABLE):
             self.conn.execute(
@@ -146,6 +149,8 @@ class ReadModelStore:
             raise
         else:
             self.conn.execute("COMMIT")
+            if self._checkpointer is not None:
+                self._checkpointer.committed()
         finally:
             self._in_transaction = False
 
@@ -157,10 +162,27 @@ class ReadModelStore:
         system time). A cache bounds memory, it does not reserve it."""
         (before,) = self.conn.execute("PRAGMA cache_size").fetchone()
         self.conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        self._bulk = True
         try:
             yield
         finally:
+            self._bulk = False
+            checkpointer, self._checkpointer = self._checkpointer, None
+            if checkpointer is not None:
+                checkpointer.close()
             self.conn.execute(f"PRAGMA cache_size = {int(before)}")
+
+    def checkpoint_aside(self) -> None:
+        """Within `bulk()`, from now to its end: the write-ahead log copied into the file
+        after each commit by a thread (`Checkpointer`), not by the committing connection.
+        Call it when no process is to be forked before the bulk ends: a fork copies no
+        thread, and a process with threads forks none (`forked.can_fork`)."""
+        if self._bulk and self._checkpointer is None and self._in_wal_file():
+            self._checkpointer = Checkpointer(self.path, self.conn)
+
+    def _in_wal_file(self) -> bool:
+        (mode,) = self.conn.execute("PRAGMA journal_mode").fetchone()
+        return str(mode).lower() == "wal" and str(self.path) not in ("", ":memory:")
 
     @contextmanager
     def rebuild_lock(self) -> Iterator[None]:

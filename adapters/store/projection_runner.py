@@ -350,6 +350,8 @@ class ProjectionRunner:
         positions = dict.fromkeys((p.name for p in targets), 0)
         pages = iter(self._folded_ahead(targets, names, positions))
         for first in pages:
+            # The child folding ahead is forked: a thread may copy the log from now.
+            self.store.checkpoint_aside()
             with self.store.write():
                 folded: fold_ahead.FoldedPage | None = first
                 written = 0
