@@ -6,8 +6,8 @@ commits past `wal_autocheckpoint` pages then copies the log into the database fi
 of MiB of pages: at 50k orchestrator rows, the ten commits of the read models' first
 fill took 1.8 s of the 5.7 s this process spent writing them (0.5 s without their
 checkpoints), while the child folding ahead left the other core idle a third of the
-time. With the copies made aside, that import took 14.4-15.1 s (medians of 4 and 5
-runs: 14.47, 14.75) against 14.4-15.3 without (14.76, 15.2), interleaved.
+time. With the copies made aside, that import took 14.47 and 14.75 s against 14.76 and
+15.20 s without (medians of two rounds of 5 and 4 runs of each, interleaved).
 
 `Checkpointer` takes the copies off the writer: the writer's connection stops
 checkpointing, and after each of its commits a thread, through a connection of its
