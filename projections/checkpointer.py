@@ -18,7 +18,9 @@ starting over, so the log grows by what the bulk writes; once it is larger than
 `WAL_BYTES`, and when the thread stops, the checkpoint is a TRUNCATE: it waits (up to
 `RESTART_WAIT_S`) for the writer's commit and for readers of the log, holds the
 writer's next transaction back while it copies the last commit's pages (the others
-are copied already), and empties the log.
+are copied already), and empties the log. A reader that holds the log longer (a long
+query of Datasette's) makes it give up; the log is then left to grow by another
+`WAL_BYTES` before the next one waits, so that no commit after it is held back.
 
 A checkpoint moves committed pages between two files that SQLite keeps consistent; one
 that fails or is not run loses nothing (the pages stay in the log, and the next
@@ -54,6 +56,8 @@ class Checkpointer:
         self.writer = writer
         self.checkpoints = 0
         self.emptied = 0
+        self.refused = 0  # emptying checkpoints that readers of the log held back
+        self._bound = WAL_BYTES
         self._wake = threading.Event()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="benchledger-checkpoint")
@@ -91,11 +95,17 @@ class Checkpointer:
                 stopping = self._stopping
                 # The log is written from its start again only once emptied (or copied
                 # whole between two transactions): its file's size is what it holds.
-                empty = stopping or self._wal_bytes() > WAL_BYTES
+                size = self._wal_bytes()
+                empty = stopping or size > self._bound
                 mode = "TRUNCATE" if empty else "PASSIVE"
                 busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
                 self.checkpoints += 1
-                self.emptied += empty and not busy
+                if empty and busy:
+                    self.refused += 1
+                    self._bound = size + WAL_BYTES
+                elif empty:
+                    self.emptied += 1
+                    self._bound = WAL_BYTES
                 if stopping:
                     return
         except sqlite3.Error as e:

@@ -107,6 +107,39 @@ def test_a_log_past_its_bound_is_emptied_while_the_writer_goes_on(
     writer.close()
 
 
+def test_a_reader_holding_the_log_makes_it_give_up_emptying_it_and_not_wait_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TRUNCATE waits for readers and holds the writer back meanwhile: once a reader
+    made one give up, the log grows by another bound before the next one waits."""
+    monkeypatch.setattr(checkpointer_module, "WAL_BYTES", 1 << 20)
+    monkeypatch.setattr(checkpointer_module, "RESTART_WAIT_S", 0.1)
+    path, writer = wal_file(tmp_path)
+    commit_rows(writer, 0, 10)
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (10,)  # a snapshot held
+    ck = Checkpointer(path, writer)
+    try:
+        for k in range(1, 6):
+            before = ck.checkpoints
+            commit_rows(writer, k * 100, 100)  # 0.4 MiB of log each
+            ck.committed()
+            wait_for(lambda b=before: ck.checkpoints > b, "a checkpoint")
+        # Past 1 MiB at the third commit (1.2 MiB): refused, and the next bound is 2.2
+        # MiB, which the fifth (2 MiB) is within.
+        assert (ck.refused, ck.emptied) == (1, 0)
+        reader.execute("COMMIT")
+    finally:
+        ck.close()
+    assert (ck.refused, ck.emptied) == (1, 1)
+    assert wal_bytes(path) == 0
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT count(*) FROM t").fetchone() == (510,)
+    reader.close()
+    writer.close()
+
+
 def test_a_thread_that_cannot_checkpoint_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
