@@ -42,6 +42,9 @@ WAL_BYTES = 256 << 20
 # How long a checkpoint that empties the log waits for the writer's commit and for
 # readers of the log; past it, it copies what it can, and the next one tries again.
 RESTART_WAIT_S = 5.0
+# How long the last checkpoint, when the bulk ends, waits for readers of the log: the
+# command ends after it, and a log it cannot empty is copied by later checkpoints.
+STOP_WAIT_MS = 100
 # The writer's `wal_autocheckpoint` once the thread stops (SQLite's default).
 AUTOCHECKPOINT_PAGES = 1000
 
@@ -98,6 +101,8 @@ class Checkpointer:
                 size = self._wal_bytes()
                 empty = stopping or size > self._bound
                 mode = "TRUNCATE" if empty else "PASSIVE"
+                if stopping:  # no writer is left to wait for, only readers: briefly
+                    conn.execute(f"PRAGMA busy_timeout = {STOP_WAIT_MS}")
                 busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
                 self.checkpoints += 1
                 if empty and busy:

@@ -140,6 +140,34 @@ def test_a_reader_holding_the_log_makes_it_give_up_emptying_it_and_not_wait_agai
     writer.close()
 
 
+def test_the_last_checkpoint_gives_a_reader_holding_the_log_its_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the bulk ends, a reader still holding the log makes the emptying checkpoint
+    give up (after `STOP_WAIT_MS`), not hold the command's end for `RESTART_WAIT_S`;
+    what is committed stays whole, in the log."""
+    monkeypatch.setattr(checkpointer_module, "RESTART_WAIT_S", 30.0)
+    path, writer = wal_file(tmp_path)
+    commit_rows(writer, 0, 10)
+    reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (10,)
+    ck = Checkpointer(path, writer)
+    commit_rows(writer, 10, 100)
+    ck.committed()
+    closing = threading.Thread(target=ck.close, daemon=True)
+    closing.start()
+    closing.join(10)  # a liveness bound: without the short wait it takes 30 s
+    assert not closing.is_alive()
+    assert (ck.refused, ck.emptied) == (1, 0)
+    assert wal_bytes(path) > 0
+    reader.execute("COMMIT")
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT count(*) FROM t").fetchone() == (110,)
+    reader.close()
+    writer.close()
+
+
 def test_a_thread_that_cannot_checkpoint_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
