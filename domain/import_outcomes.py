@@ -54,6 +54,16 @@ class RunOutcomes(Sequence[RunOutcome]):
     def run_ids(self) -> list[UUID]:
         return [self.run_id(i) for i in range(len(self))]
 
+    def run_id_texts(self) -> tuple[str, ...]:
+        """`str(run_id)` of every run, made from the ids' bytes at once (a file of tens of
+        thousands of runs made an object and a UUID per run, at the end of its import)."""
+        text = self._ids.hex()
+        return tuple(
+            f"{text[i : i + 8]}-{text[i + 8 : i + 12]}-{text[i + 12 : i + 16]}-"
+            f"{text[i + 16 : i + 20]}-{text[i + 20 : i + 32]}"
+            for i in range(0, len(text), 32)
+        )
+
     def counts(self) -> dict[State, int]:
         """How many runs ended in each state (only states that occur)."""
         return {STATES[code]: n for code, n in Counter(self._states).items()}
@@ -61,3 +71,17 @@ class RunOutcomes(Sequence[RunOutcome]):
     def changed(self) -> bool:
         """Whether any run was not already recorded as it is."""
         return any(code != _CODE["unchanged"] for code in self._states)
+
+
+def state_counts(runs: Sequence[RunOutcome]) -> dict[State, int]:
+    """How many runs ended in each state (only states that occur)."""
+    if isinstance(runs, RunOutcomes):
+        return runs.counts()
+    return dict(Counter(r.state for r in runs))
+
+
+def run_id_texts(runs: Sequence[RunOutcome]) -> tuple[str, ...]:
+    """The runs' ids as text, in order."""
+    if isinstance(runs, RunOutcomes):
+        return runs.run_id_texts()
+    return tuple(str(r.run_id) for r in runs)

@@ -31,6 +31,7 @@ from benchledger.domain.errors import (
     PartOfResultError,
     UnknownFormatError,
 )
+from benchledger.domain.import_outcomes import run_id_texts, state_counts
 from benchledger.domain.ledger import GroupHandle, Ledger
 from benchledger.domain.records import SourceFile
 
@@ -285,13 +286,13 @@ class Importer:
             return FileReport(name, "failed", fmt_label, message=message, members=tuple(parts))
         except LedgerError as e:
             return FileReport(name, "failed", fmt_label, message=str(e), members=tuple(parts))
-        amended = any(r.state == "amended" for r in outcome.runs)
+        counts = state_counts(outcome.runs)
         return FileReport(
             name,
-            "amended" if amended else outcome.state,
+            "amended" if counts.get("amended") else outcome.state,
             fmt_label,
             runs=len(outcome.runs),
-            new_runs=sum(1 for r in outcome.runs if r.state != "unchanged"),
-            run_ids=tuple(str(r.run_id) for r in outcome.runs),
+            new_runs=len(outcome.runs) - counts.get("unchanged", 0),
+            run_ids=run_id_texts(outcome.runs),
             members=tuple(parts),
         )

@@ -108,3 +108,28 @@ class TestAGroupWithALiveRun:
             services.runner.catch_up()
         invoke("recover-stale", "--stale-seconds", "0")
         assert groups(invoke) == []
+
+
+class TestClosingItsOwnGroup:
+    def test_reads_back_nothing_it_wrote_itself(
+        self, db: Path, tmp_path: Path, invoke: Invoke, monkeypatch: Any
+    ) -> None:
+        """An import's group holds every skip of its files: closing it must not read them
+        all back to learn what this process knows (its last version)."""
+        paths = [write_json(tmp_path / f"r{i}.json", run_json(agent=f"a{i}")) for i in range(3)]
+        with build(Settings(db_path=db)) as services:
+            ledger = services.ledger
+            group = ledger.new_group("import", "import")
+            for path in paths:
+                Importer(ledger).import_file(path, group=group)
+
+            def no_full_read(*args: Any) -> Any:
+                raise AssertionError("the whole group was read back")
+
+            monkeypatch.setattr(ledger, "_get", no_full_read)
+            ledger.close_group(group)
+            services.runner.catch_up()
+        [closed] = groups(invoke)
+        assert closed["stream"] == str(group.id)
+        assert closed["version"] == group.version == 2
+        assert closed["data"]["summary"] == {"imported": 3, "skipped": 0}

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from benchledger.domain.import_outcomes import RunOutcomes
+from benchledger.domain.import_outcomes import RunOutcomes, run_id_texts, state_counts
 from benchledger.domain.ledger_base import RunOutcome
 
 
@@ -37,3 +37,14 @@ def test_a_file_of_runs_recorded_already_changed_nothing() -> None:
     assert not outcomes.changed()
     outcomes.append(RunOutcome(uuid.uuid4(), "b", "amended"))
     assert outcomes.changed()
+
+
+def test_ids_as_text_and_counts_read_alike_from_outcomes_and_a_plain_list() -> None:
+    given = [RunOutcome(uuid.uuid4(), k, s) for k, s in (("a", "imported"), ("b", "amended"))]
+    outcomes = RunOutcomes()
+    for outcome in given:
+        outcomes.append(outcome)
+    texts = tuple(str(o.run_id) for o in given)
+    assert run_id_texts(outcomes) == run_id_texts(given) == texts
+    assert state_counts(outcomes) == state_counts(given) == {"imported": 1, "amended": 1}
+    assert run_id_texts(RunOutcomes()) == () and state_counts(()) == {}
