@@ -268,9 +268,7 @@ class LedgerBase(Application[UUID]):
             # recovery that interrupted the group): an import's group holds every skip
             # of its files, thousands of events that decide nothing here.
             if next(iter(self.events.get(group.id, gt=group.version)), None) is None:
-                closing = group_model.RunGroupClosed(
-                    originator_id=group.id, originator_version=group.version + 1, summary=summary
-                )
+                closing = group_model.close_own_group(group.id, group.version, summary)
             else:
                 current: RunGroup = self._get(group.id, _project(group_model.mutate), "run group")
                 closing = group_model.close_group(current, summary)

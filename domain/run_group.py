@@ -181,9 +181,13 @@ def close_group(group: RunGroup, summary: dict[str, int]) -> RunGroupClosed:
     """The invocation's own close; after a recovery's close it is the final truth."""
     if group.closed and not group.interrupted:
         raise RuleViolationError(f"run group {group.label} is already closed")
-    return RunGroupClosed(
-        originator_id=group.id, originator_version=group.version + 1, summary=summary
-    )
+    return close_own_group(group.id, group.version, summary)
+
+
+def close_own_group(group_id: UUID, version: int, summary: dict[str, int]) -> RunGroupClosed:
+    """The close of a group whose last event is the invocation's own, at `version`: it is
+    open (only the invocation or a recovery closes it), so nothing needs reading back."""
+    return RunGroupClosed(originator_id=group_id, originator_version=version + 1, summary=summary)
 
 
 def is_stale(
