@@ -190,6 +190,10 @@ class Table:
     columns: dict[str, type]
     pk: tuple[str, ...] = ()
     indexes: tuple[tuple[str, ...], ...] = ()
+    # Those of `indexes` its folds look rows up by (`... WHERE benchmark = ?`): made
+    # with the table. A table filled from empty (a rebuild, a first catch-up) gets the
+    # others once it is full: one sort each, instead of an insert per row into each.
+    lookups: tuple[tuple[str, ...], ...] = ()
     not_null: frozenset[str] = field(default_factory=frozenset)
     foreign_keys: tuple[ForeignKey, ...] = ()
     # The columns searched by full text: the table is then an FTS5 one, whose other

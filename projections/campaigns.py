@@ -102,6 +102,7 @@ class CampaignsProjection(Projection):
             },
             pk=("run_id",),
             indexes=(("campaign_id", "run_index"), ("run_key",)),
+            lookups=(("campaign_id", "run_index"),),  # COUNT
             foreign_keys=(
                 ForeignKey("run_id", "runs", "run_id"),
                 ForeignKey("campaign_id", "campaigns", "campaign_id"),

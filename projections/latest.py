@@ -296,6 +296,7 @@ class LatestProjection(Projection):
             pk=("run_id",),
             # `status` and `agent`: facets of its page (`benchmark` reads the first).
             indexes=(("benchmark", "agent"), ("run_key",), ("status",), ("agent",)),
+            lookups=(("benchmark", "agent"),),  # PENDING_BENCHMARK
         ),
         Table("latest", _beside_status(ROW, "selection"), **PICK),
         Table("latest_per_agent", ROW, **PICK),

@@ -225,14 +225,19 @@ class ReadModelStore:
     def has_tables(self, projection: Projection) -> bool:
         return all(table_exists(self.conn, t.name) for t in projection.tables)
 
-    def create_tables(self, projection: Projection, suffix: str = "") -> dict[str, str]:
+    def create_tables(
+        self, projection: Projection, suffix: str = "", *, indexed: bool = True
+    ) -> dict[str, str]:
+        """Make `projection`'s tables (as `name + suffix`), dropping any of those names.
+        Live tables that are not `indexed` and rebuilt ones get only the indexes their
+        folds look rows up by: `index_filled` makes the others when they are full."""
         names = {}
         for table in projection.tables:
             name = table.name + suffix
             self.conn.execute(f"DROP TABLE IF EXISTS [{name}]")
             self.conn.execute(self._create_sql(table, name))
-            if not suffix:
-                self._create_indexes(table)
+            whole = indexed and not suffix
+            self._create_indexes(table, suffix, table.indexes if whole else table.lookups)
             names[table.name] = name
         return names
 
@@ -259,17 +264,19 @@ class ReadModelStore:
         )
         return f"{body[:-1].rstrip()}{keys}\n)"
 
-    def _create_indexes(self, table: Table, suffix: str = "") -> None:
-        for columns in table.indexes:
+    def _create_indexes(
+        self, table: Table, suffix: str = "", indexes: Iterable[tuple[str, ...]] | None = None
+    ) -> None:
+        for columns in table.indexes if indexes is None else indexes:
             self.conn.execute(
                 f"CREATE INDEX IF NOT EXISTS [idx_{table.name}{suffix}_{'_'.join(columns)}] "
                 f"ON [{table.name}{suffix}] ({', '.join(f'[{c}]' for c in columns)})"
             )
 
-    def index_rebuilt(self, projection: Projection, suffix: str) -> None:
-        """Index rebuilt tables before their settle reads them (its statements look rows
-        up by key; without indexes that is quadratic in the rows). `swap_in` replaces
-        these indexes by the live names'."""
+    def index_filled(self, projection: Projection, suffix: str = "") -> None:
+        """Index tables filled from empty before their settle reads them (its statements
+        look rows up by key; without indexes that is quadratic in the rows). `swap_in`
+        replaces a rebuild's indexes by the live names'."""
         for table in projection.tables:
             self._create_indexes(table, suffix)
 

@@ -287,7 +287,7 @@ class ProjectionRunner:
             count += more
             for p in targets:
                 if type(p).settle is not Projection.settle:
-                    self.store.index_rebuilt(p, REBUILD_SUFFIX)
+                    self.store.index_filled(p, REBUILD_SUFFIX)
             self._settle(self.store, {p.name: fresh[p.name] for p in targets})
             for p in targets:
                 self.store.swap_in(p, REBUILD_SUFFIX)
@@ -298,13 +298,16 @@ class ProjectionRunner:
         """Read models that have no tables yet (a new ledger's first catch-up, after a
         large import): made, then filled and settled in place, a few thousand events per
         commit as a rebuild is. There is nothing to swap out, so no copies are made and
-        renamed, and each index is built once. Until the state is recorded, with the
+        renamed, and each index is built once, when its table is full (but those its
+        folds look rows up by: `Table.lookups`). Until the state is recorded, with the
         settle, every catch-up sees them as not built and waits for this one's lock;
         one that finds them half filled (this process died) rebuilds them aside."""
         with self.store.write():
-            live = {p.name: self.store.create_tables(p) for p in targets}
+            live = {p.name: self.store.create_tables(p, indexed=False) for p in targets}
         position, count = self._write_folded_ahead(targets, live, progress)
         with self.store.write():
+            for p in targets:
+                self.store.index_filled(p)
             position, more = self._apply_pages(targets, live, position, progress, commit=False)
             count += more
             self._settle(self.store, live)

@@ -65,6 +65,19 @@ def schema(db: Path) -> list[tuple[str, str]]:
         return conn.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
 
 
+def indexes(db: Path) -> list[tuple[str, str, list[str]]]:
+    """Every index made by name: its table and columns."""
+    with sqlite3.connect(db) as conn:
+        named = conn.execute(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
+            "ORDER BY name"
+        ).fetchall()
+        return [
+            (name, table, [r[2] for r in conn.execute(f"PRAGMA index_info([{name}])")])
+            for name, table in named
+        ]
+
+
 def with_rowids(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every read model's rows with their rowids (what `dump` shows, and where they sit),
     and the positions the projections are at."""
@@ -140,20 +153,23 @@ class TestFoldedAhead:
         made: list[str] = []
         create = ReadModelStore.create_tables
 
-        def spied(store: ReadModelStore, projection: Any, suffix: str = "") -> Any:
+        def spied(store: ReadModelStore, projection: Any, suffix: str = "", **kw: Any) -> Any:
             made.append(suffix)
-            return create(store, projection, suffix)
+            return create(store, projection, suffix, **kw)
 
         monkeypatch.setattr(ReadModelStore, "create_tables", spied)
         with build(Settings(db_path=db)) as services:
             services.runner.catch_up()
         assert forks == [1]
         assert made == [""] * len(all_projections())
-        first = with_rowids(db)
+        # Indexed once full: every index a rebuild makes is there, and no other.
+        first = with_rowids(db), indexes(db)
         with build(Settings(db_path=db)) as services:
             services.runner.rebuild()
         assert made[len(all_projections()) :] == [REBUILD_SUFFIX] * len(all_projections())
-        assert with_rowids(db) == first
+        assert (with_rowids(db), indexes(db)) == first
+        declared = {(t.name, c) for p in all_projections() for t in p.tables for c in t.indexes}
+        assert {(table, tuple(columns)) for _, table, columns in first[1]} >= declared
 
     def test_a_catch_up_folded_ahead_writes_what_an_in_process_one_writes(
         self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int], here: frozenset[str]
