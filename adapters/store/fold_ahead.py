@@ -19,6 +19,8 @@ the child's would have been."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import closing
@@ -44,6 +46,12 @@ FOLD_AHEAD_EVENTS = 10_000
 # orchestrator rows (147k events): the child's CPU went from 13 s to about 8, this
 # process's from 10.6 to about 9.5 (it writes the rows, then settles and indexes alone).
 FOLDED_HERE = frozenset({"events", "chain"})
+
+# A page of the child's that took longer than this to arrive was waited for: this
+# process then claims one of the child's later pages (`_Claims`), at most CLAIMS_OPEN
+# at a time.
+CLAIM_AFTER = 0.002
+CLAIMS_OPEN = 2
 
 Batches = list[tuple[str, list[Params]]]
 Changes = list[tuple[str, int, Batches]]
@@ -108,8 +116,13 @@ def fold_ahead(
     ahead = [p for p in projections if p.name not in here]
     local = [p for p in projections if p.name in here]
     start = min(positions[p.name] for p in projections)
+    folds_here = bool(local) and min(positions[p.name] for p in local) < stop
+    # Pages this process takes from the child (`_Claims`) and folds itself: not where a
+    # projection of the child's keeps running state (the chain's head) from page to page.
+    stateless = all(type(p).prepare is Projection.prepare for p in ahead)
+    claims = _Claims() if folds_here and stateless else None
 
-    def fold() -> Iterator[tuple[int, int, Changes]]:
+    def fold() -> Iterator[tuple[int, int, Changes | None]]:
         events = _events(source)
         models = sqlite3.connect(f"file:{read_models}?mode=ro", uri=True)
 
@@ -117,12 +130,18 @@ def fold_ahead(
             return models.execute(sql, params).fetchone()
 
         prepared: set[str] = set()
+        taken: set[int] = set()
         after = start
+        page = 0
         while rows := events.execute(ROWS, (after, stop, page_size)).fetchall():
-            envelopes = [envelope(*row) for row in rows]
-            changes = _page(ahead, envelopes, positions, prepared, read_committed, names)
-            yield len(rows), rows[-1][0], changes
+            if claims is not None and claims.taken(page, taken):
+                yield len(rows), rows[-1][0], None  # folded by the parent
+            else:
+                envelopes = [envelope(*row) for row in rows]
+                changes = _page(ahead, envelopes, positions, prepared, read_committed, names)
+                yield len(rows), rows[-1][0], changes
             after = rows[-1][0]
+            page += 1
 
     pages = forked.forked(
         fold,
@@ -130,52 +149,139 @@ def fold_ahead(
         died=lambda: LedgerError("the process folding the events ended before the log did"),
         unportable=lambda e: LedgerError(f"folding the events failed: {type(e).__name__}: {e}"),
         plain=True,  # statements' parameters: tuples of text, numbers and None
+        waited=claims.waited if claims is not None else None,
     )
-    if not local or min(positions[p.name] for p in local) >= stop:
-        return (FoldedPage(*page) for page in pages)
+    if not folds_here:
+        return (FoldedPage(count, last, changes or []) for count, last, changes in pages)
     return _folded_here(
-        pages, source, envelope, page_size, projections, local, start, stop, names, positions, read
+        pages,
+        source,
+        envelope,
+        page_size,
+        projections,
+        ahead,
+        local,
+        start,
+        stop,
+        names,
+        positions,
+        read,
+        claims,
     )
+
+
+class _Claims:
+    """Pages of the child's projections that this process folds itself, so that it
+    folds rather than waits when the child is the slower half.
+
+    Whenever this process waited for one of the child's pages (`CLAIM_AFTER`), it claims
+    the page after next, through a pipe the child reads before each page: the child sends
+    an empty place for a page it finds claimed, and this process folds that page's
+    events for the child's projections too. A claim the child reads too late (it has
+    begun that page) costs a page folded twice; the child's copy is then dropped. Folds
+    are pure, so either process folds a page into the same statements."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        self.last_wait = 0.0
+        self.mine: set[int] = set()
+
+    def waited(self, seconds: float) -> None:
+        self.last_wait = seconds
+
+    def claim_after_waiting(self, page: int) -> None:
+        """After receiving the child's `page`: if that took a wait, claim a later one."""
+        if self.last_wait <= CLAIM_AFTER or len(self.mine) >= CLAIMS_OPEN:
+            return
+        claimed = page + 2
+        while claimed in self.mine:
+            claimed += 1
+        self.mine.add(claimed)
+        with contextlib.suppress(OSError):  # the child ended: its pages say why
+            os.write(self.write_fd, claimed.to_bytes(8, "little"))
+
+    def ours(self, page: int) -> bool:
+        """Whether this process folds `page` (it claimed it); forgets the claim."""
+        if page in self.mine:
+            self.mine.discard(page)
+            return True
+        return False
+
+    def taken(self, page: int, taken: set[int]) -> bool:
+        """In the child: whether the parent has claimed `page` (`taken`: claims read)."""
+        while True:
+            try:
+                data = os.read(self.read_fd, 4096)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            taken.update(int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8))
+        if page in taken:
+            taken.discard(page)
+            return True
+        return False
+
+    def close(self) -> None:
+        os.close(self.read_fd)
+        os.close(self.write_fd)
 
 
 def _folded_here(
-    pages: Iterator[tuple[int, int, Changes]],
+    pages: Iterator[tuple[int, int, Changes | None]],
     source: str,
     envelope: Callable[[int, str, int, str, bytes], Envelope],
     page_size: int,
     projections: Sequence[Projection],
+    ahead: list[Projection],
     local: list[Projection],
     start: int,
     stop: int,
     names: dict[str, dict[str, str]],
     positions: dict[str, int],
     read: Any,
+    claims: _Claims | None,
 ) -> Iterator[FoldedPage]:
     """The child's pages with the `local` projections' changes, folded here from the
     same pages of events, each in its projection's place. A page is folded here before
-    the child's is waited for: time this process would wait for the child is spent."""
+    the child's is waited for: time this process would wait for the child is spent. So
+    are the pages this process claimed (`_Claims`): it folds all their projections."""
     order = {p.name: i for i, p in enumerate(projections)}
     prepared: set[str] = set()
     after = start
+    page = 0
     with closing(_events(source)) as events:
         try:
             while rows := events.execute(ROWS, (after, stop, page_size)).fetchall():
                 last = rows[-1][0]
                 envelopes = [envelope(*row) for row in rows]
                 ours = _page(local, envelopes, positions, prepared, read, names)
-                count, theirs, changes = next(pages, (0, 0, []))
+                mine = claims is not None and claims.ours(page)
+                if mine:
+                    ours += _page(ahead, envelopes, positions, prepared, read, names)
+                count, theirs, changes = next(pages, (0, 0, None))
                 if (count, theirs) != (len(rows), last):  # committed events: cannot happen
                     raise LedgerError("the events folded ahead changed while being folded")
+                if mine or changes is None:
+                    changes = []  # the child's copy of a page claimed late is not used
+                    if not mine:  # it left a page nobody claimed: cannot happen
+                        raise LedgerError("a page of events was folded by neither process")
+                elif claims is not None:
+                    claims.claim_after_waiting(page)
                 if ours:
                     changes = sorted(changes + ours, key=lambda c: order[c[0]])
                 yield FoldedPage(count, last, changes)
                 after = last
+                page += 1
             if next(pages, None) is not None:
                 raise LedgerError("the events folded ahead changed while being folded")
         finally:
             close = getattr(pages, "close", None)
             if close is not None:
                 close()  # the child stops, and is waited for
+            if claims is not None:
+                claims.close()
 
 
 def _events(source: str) -> sqlite3.Connection:

@@ -19,6 +19,7 @@ import marshal
 import os
 import pickle
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO, TypeVar
 
@@ -44,13 +45,15 @@ def forked(
     died: Callable[[], BaseException],
     unportable: Callable[[BaseException], BaseException],
     plain: bool = False,
+    waited: Callable[[float], None] | None = None,
 ) -> Iterator[T]:
     """What `produce()` yields, made in a child process; `batch(sent, item)`: whether the
     items waiting (`item` the last) go now. `died()`: the error when the child ends
     without a word; `unportable(e)`: what to raise for an error that cannot be sent.
     `plain`: the items are mostly plain data (tuples, lists, dicts of str, bytes,
     numbers, None), which `marshal` writes and reads in about half the time `pickle`
-    takes; items it cannot write go by pickle."""
+    takes; items it cannot write go by pickle. `waited(seconds)`: told, for each batch,
+    how long this process took to receive it (mostly waiting for the child)."""
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError, AttributeError):  # only Linux resizes pipes
         import fcntl
@@ -68,16 +71,25 @@ def forked(
     os.close(write_fd)
     with os.fdopen(read_fd, "rb", buffering=PIPE_BYTES) as reader:
         try:
-            yield from _received(reader, died)
+            yield from _received(reader, died, waited)
         finally:
             reader.close()  # a child still writing gets a broken pipe and stops
             os.waitpid(pid, 0)
 
 
-def _received(reader: BinaryIO, died: Callable[[], BaseException]) -> Iterator[Any]:
+def _received(
+    reader: BinaryIO,
+    died: Callable[[], BaseException],
+    waited: Callable[[float], None] | None = None,
+) -> Iterator[Any]:
     while True:
         try:
-            kind, payload = pickle.load(reader)
+            if waited is None:
+                kind, payload = pickle.load(reader)
+            else:
+                began = time.perf_counter()
+                kind, payload = pickle.load(reader)  # a batch's text is one bytes object
+                waited(time.perf_counter() - began)
         except EOFError:
             raise died() from None
         if kind == "items":

@@ -51,13 +51,42 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
 
 EVERY = frozenset(p.name for p in all_projections())
 # Which projections this process folds itself while the child folds the others.
-SPLITS = [frozenset(), frozenset({"events"}), fold_ahead.FOLDED_HERE, EVERY - {"chain"}, EVERY]
+DEFAULT_HERE = fold_ahead.FOLDED_HERE
+SPLITS = [frozenset(), frozenset({"events"}), DEFAULT_HERE, EVERY - {"chain"}, EVERY]
 
 
 @pytest.fixture(params=SPLITS, ids=lambda here: "+".join(sorted(here)) or "none")
-def here(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> frozenset[str]:
+def here(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, claiming: list[bool]
+) -> Iterator[frozenset[str]]:
     monkeypatch.setattr(fold_ahead, "FOLDED_HERE", request.param)
-    return frozenset(request.param)
+    yield frozenset(request.param)
+    if fold_ahead.CLAIM_AFTER < 0 and request.param == DEFAULT_HERE:
+        assert any(claiming)  # this process folded pages of the child's projections
+
+
+@pytest.fixture(params=["waits", "claims"])
+def claiming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether this process claims pages of the child's (`claims`: after every page it
+    receives, as if it had waited for each; `waits`: never); records what it folded of
+    them itself."""
+    monkeypatch.setattr(fold_ahead, "CLAIM_AFTER", -1.0 if request.param == "claims" else 1e9)
+    folded: list[bool] = []
+    ours = fold_ahead._Claims.ours
+
+    def spied(claims: fold_ahead._Claims, page: int) -> bool:
+        mine = ours(claims, page)
+        folded.append(mine)
+        return mine
+
+    monkeypatch.setattr(fold_ahead._Claims, "ours", spied)
+    yield folded
+    # Claims happen wherever no projection of the child's keeps state from page to
+    # page, which every split but those leaving the chain to the child is.
+    if request.param == "waits":
+        assert not any(folded)
+    elif folded:
+        assert any(folded)
 
 
 def schema(db: Path) -> list[tuple[str, str]]:
