@@ -21,7 +21,7 @@ when the file states none), which the importer declares (the orchestrator's
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -119,10 +119,21 @@ def read(fmt: Format, path: Path, defaults: dict[str, Any] | None = None) -> Ite
 
 def checked(fmt: Format, path: Path, records: Iterable[Parsed]) -> Iterator[Parsed]:
     """`records` (read from `path`), each refused as `parse` would refuse it."""
-    cells = not getattr(fmt, "STREAM_CHECKS_CELLS", False)
+    check = checker(fmt, path)
     for i, record in enumerate(records):
-        kept.check_kept(str(path), [record], first=i, cells=cells)
+        check(record, i)
         yield record
+
+
+def checker(fmt: Format, path: Path) -> Callable[[Parsed, int], None]:
+    """What `checked` does to the record at an index of the file's records."""
+    cells = not getattr(fmt, "STREAM_CHECKS_CELLS", False)
+    name = str(path)
+
+    def check(record: Parsed, index: int) -> None:
+        kept.check_kept(name, [record], first=index, cells=cells)
+
+    return check
 
 
 def members(fmt: Format, path: Path) -> list[Path]:

@@ -29,6 +29,11 @@ PIPE_BYTES = 1 << 20
 F_SETPIPE_SZ = 1031  # Linux's fcntl to resize a pipe
 # Made and not yet written, at most (see `_Writer`).
 AHEAD_BYTES = 64 << 20
+# With this much made and not yet written, the parent is the slower half: the child
+# does the `spare` work of what it sends next.
+SPARE_WHEN_WAITING = PIPE_BYTES
+# A message kind's prefix: its items' spare work is not done.
+RAW = "raw "
 
 Portable = tuple[type[BaseException], tuple[Any, ...], dict[str, Any]]
 
@@ -46,6 +51,7 @@ def forked(
     unportable: Callable[[BaseException], BaseException],
     plain: bool = False,
     waited: Callable[[float], None] | None = None,
+    spare: Callable[[T, int], None] | None = None,
 ) -> Iterator[T]:
     """What `produce()` yields, made in a child process; `batch(sent, item)`: whether the
     items waiting (`item` the last) go now. `died()`: the error when the child ends
@@ -53,7 +59,14 @@ def forked(
     `plain`: the items are mostly plain data (tuples, lists, dicts of str, bytes,
     numbers, None), which `marshal` writes and reads in about half the time `pickle`
     takes; items it cannot write go by pickle. `waited(seconds)`: told, for each batch,
-    how long this process took to receive it (mostly waiting for the child)."""
+    how long this process took to receive it (mostly waiting for the child).
+
+    `spare(item, index)`: work on each item (the `index`-th sent) that either process
+    may do, raising to refuse it (a check). The child does it to a batch when it is the
+    faster half (more than `SPARE_WHEN_WAITING` of its messages wait for this process
+    to read them), else this process does, as it receives the items: the two share the
+    work as their speeds allow. Either way, an item is yielded only once it passed, and
+    what it raised is raised after the items before it, as in one process."""
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError, AttributeError):  # only Linux resizes pipes
         import fcntl
@@ -64,14 +77,14 @@ def forked(
         code = 1
         try:
             os.close(read_fd)
-            _send(produce, write_fd, batch, unportable, plain)
+            _send(produce, write_fd, batch, unportable, plain, spare)
             code = 0
         finally:
             os._exit(code)
     os.close(write_fd)
     with os.fdopen(read_fd, "rb", buffering=PIPE_BYTES) as reader:
         try:
-            yield from _received(reader, died, waited)
+            yield from _received(reader, died, waited, spare)
         finally:
             reader.close()  # a child still writing gets a broken pipe and stops
             os.waitpid(pid, 0)
@@ -81,7 +94,9 @@ def _received(
     reader: BinaryIO,
     died: Callable[[], BaseException],
     waited: Callable[[float], None] | None = None,
+    spare: Callable[[Any, int], None] | None = None,
 ) -> Iterator[Any]:
+    count = 0  # items received
     while True:
         try:
             if waited is None:
@@ -92,10 +107,15 @@ def _received(
                 waited(time.perf_counter() - began)
         except EOFError:
             raise died() from None
-        if kind == "items":
-            yield from payload
-        elif kind == "marshalled":
-            yield from marshal.loads(payload)
+        if kind in ("items", "marshalled", RAW + "items", RAW + "marshalled"):
+            items = marshal.loads(payload) if kind.endswith("marshalled") else payload
+            if spare is not None and kind.startswith(RAW):
+                for i, item in enumerate(items, start=count):
+                    spare(item, i)
+                    yield item
+            else:
+                yield from items
+            count += len(items)
         elif kind == "error":
             raise _rebuilt(payload)
         else:
@@ -108,41 +128,66 @@ def _send(
     batch: Callable[[list[T], T], bool],
     unportable: Callable[[BaseException], BaseException],
     plain: bool = False,
+    spare: Callable[[T, int], None] | None = None,
 ) -> None:
     """Items in batches, then the end (or the error that stopped them). A broken pipe
     (the parent stopped reading) ends the child; what produces the items is closed
     either way, so that what it holds (a copy of a database) is cleaned up."""
     items = iter(produce())
+    count = 0  # items sent
     try:
         with _Writer(write_fd) as out:
 
             def dump(message: tuple[str, Any]) -> None:
                 out.put(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
 
-            def send(waiting: list[T]) -> None:
+            def send(waiting: list[T], *, sparing: bool = True) -> BaseException | None:
+                """Send `waiting`, its spare work done here when the parent is the slower
+                half; what that work raised (the items before the one refused are sent,
+                as done)."""
+                nonlocal count
+                error: BaseException | None = None
+                raw = RAW
+                if spare is not None and sparing and out.size >= SPARE_WHEN_WAITING:
+                    raw = ""
+                    for i, item in enumerate(waiting):
+                        try:
+                            spare(item, count + i)
+                        except BaseException as e:
+                            error, waiting = e, waiting[:i]
+                            break
+                elif spare is None:
+                    raw = ""
+                count += len(waiting)
                 if plain:
                     try:
                         data = marshal.dumps(waiting)
                     except ValueError:  # an object marshal does not know
                         pass
                     else:
-                        dump(("marshalled", data))
-                        return
-                dump(("items", waiting))
+                        dump((raw + "marshalled", data))
+                        return error
+                dump((raw + "items", waiting))
+                return error
 
             waiting: list[T] = []
             try:
                 for item in items:
                     waiting.append(item)
                     if batch(waiting, item):
-                        send(waiting)
-                        waiting = []
-                send(waiting)
+                        sent, waiting = waiting, []
+                        if (refused := send(sent)) is not None:
+                            raise refused
+                sent, waiting = waiting, []
+                if (refused := send(sent)) is not None:
+                    raise refused
                 dump(("end", None))
             except BrokenPipeError:
                 raise
             except BaseException as e:
-                send(waiting)  # what was made before it, as in process
+                # What was made before it, as in process: the parent does their spare
+                # work, and raises what that finds first.
+                send(waiting, sparing=False)
                 dump(("error", _portable(e, unportable)))
     finally:
         close = getattr(items, "close", None)

@@ -243,9 +243,11 @@ class Importer:
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
                 if size >= read_ahead.READ_AHEAD_BYTES:  # parsed while it is appended
-                    # Parsed in a child; checked against the limits here (`read_ahead`).
+                    # Parsed in a child; checked against the limits there or here, by
+                    # which process has time to spare (`read_ahead`).
                     parse = partial(formats.read, fmt, path, given)
-                    yield from formats.checked(fmt, path, read_ahead.read_ahead(parse, str(path)))
+                    check = formats.checker(fmt, path)
+                    yield from read_ahead.read_ahead(parse, str(path), check)
                 else:
                     yield from formats.stream(fmt, path, given)
                 # The file was hashed in a first pass and parsed in a second one: a file

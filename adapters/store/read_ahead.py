@@ -35,11 +35,20 @@ def can_read_ahead() -> bool:
     return forked.can_fork()
 
 
-def read_ahead(produce: Callable[[], Iterable[Parsed]], name: str) -> Iterator[Parsed]:
+def read_ahead(
+    produce: Callable[[], Iterable[Parsed]],
+    name: str,
+    check: Callable[[Parsed, int], None] | None = None,
+) -> Iterator[Parsed]:
     """What `produce()` yields, parsed in a child process (in this one when it cannot
-    fork). `name`: the file, named by an error the child cannot send as it is."""
+    fork), each record passed by `check(record, index)`: in the child when it is ahead,
+    else here (`forked`'s spare work). `name`: the file, named by an error the child
+    cannot send as it is."""
     if not can_read_ahead():
-        yield from produce()
+        for i, record in enumerate(produce()):
+            if check is not None:
+                check(record, i)
+            yield record
         return
     weight = 0
 
@@ -57,4 +66,5 @@ def read_ahead(produce: Callable[[], Iterable[Parsed]], name: str) -> Iterator[P
         batch=batch,
         died=lambda: InputFormatError(name, "its reader process ended before the file"),
         unportable=lambda e: InputFormatError(name, f"cannot be read: {type(e).__name__}: {e}"),
+        spare=check,
     )

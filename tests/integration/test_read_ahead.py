@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from benchledger.adapters import formats
-from benchledger.adapters.store import read_ahead
+from benchledger.adapters.store import forked, read_ahead
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import RunHeader, RunRecord
 from tests.conftest import Invoke
@@ -85,6 +85,34 @@ class TestParsedInAChild:
 
         with pytest.raises(InputFormatError, match=r"x\.sqlite: cannot be read: Odd: odd"):
             list(read_ahead.read_ahead(failing, "x.sqlite"))
+
+    @pytest.mark.parametrize("where", ["child", "parent"])
+    def test_the_check_is_done_by_one_process_or_the_other_and_refuses_the_same(
+        self, where: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The child checks what it sends while the parent is the slower half (here:
+        always), else the parent checks what it receives (here: always); either way
+        every record is checked once, at its index, and the one refused is raised after
+        the records before it."""
+        ahead = 0 if where == "child" else 1 << 62
+        monkeypatch.setattr(forked, "SPARE_WHEN_WAITING", ahead)
+        parent = os.getpid()
+
+        def check(r: RunRecord, index: int) -> None:
+            assert r.header.run_key is not None
+            if int(r.header.run_key.split("-")[1]) != index:
+                raise InputFormatError("f", f"checked out of place: {index}")
+            if index == 77:
+                by = "parent" if os.getpid() == parent else "child"
+                raise InputFormatError("f", f"record 77 refused by the {by}", field="x")
+
+        got: list[RunRecord] = []
+        with pytest.raises(InputFormatError) as e:
+            got.extend(read_ahead.read_ahead(lambda: from_pids(120), "f", check))
+        assert str(e.value) == f"f: field 'x': record 77 refused by the {where}"
+        assert [int(r.header.run_key.split("-")[1]) for r in got] == list(range(77))
+        passed = list(read_ahead.read_ahead(lambda: from_pids(70), "f", check))
+        assert len(passed) == 70
 
     def test_a_child_that_dies_without_a_word_fails_the_file(self) -> None:
         def dying() -> Iterator[RunRecord]:
@@ -168,9 +196,16 @@ class TestImportingALargeFile:
         assert "already recorded with other facts" in result.stderr
         assert stored_events(db) == before
 
+    @pytest.mark.parametrize("checked_by", ["child", "parent"])
     def test_a_row_beyond_the_limits_is_refused_as_in_process(
-        self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self,
+        invoke: Invoke,
+        db: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        checked_by: str,
     ) -> None:
+        monkeypatch.setattr(forked, "SPARE_WHEN_WAITING", 0 if checked_by == "child" else 1 << 62)
         rows = many_rows(12)
         rows[5] = {**rows[5], "cwd": "/srv/" + "x" * 3000}
         source = make_db(tmp_path / "src" / "orchestrator.sqlite", rows)
