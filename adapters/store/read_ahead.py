@@ -2,13 +2,15 @@
 
 Parsing a file and appending its events are each about half of an import: with the
 parse in a forked child (`forked`), sending the records it reads a batch at a time, the
-two overlap. The child only parses (`formats.read`); this process checks the records
-against the limits (`formats.checked`) and derives what importing a run needs of it
-alone (content hash, signatures, masked config) as it appends them. Measured on 50k
-orchestrator rows: with the checks and the derivation in the child, it was the slower
-half (12.4 s of CPU against 7.3 here; 13.1 s of wall for the file); with both here,
-about 6.7 s there and 8 here, 8.5 to 9.2 s of wall. The check serializes a run's
-header, which its content hash then reuses, rather than that text being pickled.
+two overlap. The child parses (`formats.read`); this process derives what importing
+a run needs of it alone (content hash, signatures, masked config) as it appends them.
+Measured on 50k orchestrator rows: with the checks and the derivation in the child,
+it was the slower half (12.4 s of CPU against 7.3 here; 13.1 s of wall for the file);
+with both here, about 6.7 s there and 8 here, 8.5 to 9.2 s of wall. So the check
+against the limits is shared (`forked`'s spare work): the child checks what it sends
+while the parent is behind, else the parent checks what it receives. The check
+serializes a run's header, which its content hash then reuses (sent with the record
+when the child checked it).
 Nothing else changes: the records are the ones the format yields (pickled whole), in
 order, and the parent appends them inside the file's one transaction.
 """
