@@ -5,9 +5,10 @@ benchmark_runs with its migration columns, benchmark_run_trajectories, their ind
 mode) is written as a stream of executemany batches from a fixed seed: ~30 benchmarks x
 eliza/hermes/openclaw (and a few calibration rows of perfect_v1/random_v1), run groups of
 10-50 rows, about 67% succeeded, 15% failed, 10% skipped, 5% incompatible and 3%
-stale-recovered rows, attempts counted per signature (§2) and ~3 trajectory turns per
-executed run. `benchledger --db LEDGER import DB` then runs in a child process (wall time
-and the child's peak RSS via os.wait4), and again on the same ledger (a re-import must
+stale-recovered rows, attempts counted per signature (§2) and ~4 trajectory turns per
+executed run (about 160k trajectory rows at 50k rows, as the issue measured).
+`benchledger --db LEDGER import DB` then runs in a child process (wall time and the
+child's peak RSS via os.wait4), and again on the same ledger (a re-import must
 append nothing). A plain baseline in this process copies the database, reads the same
 rows (SELECT * ... ORDER BY run_id) and inserts them into one table of a new SQLite file
 (same columns, WAL, one commit). Goal: < 300 MB peak RSS at 50k rows, import time growing
@@ -854,8 +855,8 @@ def main() -> None:
     parser.add_argument(
         "--trajectories-per-run",
         type=int,
-        default=3,
-        help="mean trajectory turns per executed run (default 3)",
+        default=4,
+        help="mean trajectory turns per executed run (default 4)",
     )
     parser.add_argument(
         "--repeat",
