@@ -182,10 +182,14 @@ class _Claims:
     are pure, so either process folds a page into the same statements."""
 
     def __init__(self) -> None:
-        self.read_fd, self.write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
+        self.read_fd = self.write_fd = -1
         self.last_wait = 0.0
         self.mine: set[int] = set()
+
+    def open(self) -> None:
+        """Make the pipe: before the child is forked, which inherits it."""
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
 
     def waited(self, seconds: float) -> None:
         self.last_wait = seconds
@@ -224,8 +228,10 @@ class _Claims:
         return False
 
     def close(self) -> None:
-        os.close(self.read_fd)
-        os.close(self.write_fd)
+        for fd in (self.read_fd, self.write_fd):
+            if fd >= 0:
+                os.close(fd)
+        self.read_fd = self.write_fd = -1
 
 
 def _folded_here(
@@ -253,6 +259,8 @@ def _folded_here(
     page = 0
     with closing(_events(source)) as events:
         try:
+            if claims is not None:
+                claims.open()  # here, so that a fold never begun leaves no pipe open
             while rows := events.execute(ROWS, (after, stop, page_size)).fetchall():
                 last = rows[-1][0]
                 envelopes = [envelope(*row) for row in rows]
