@@ -201,6 +201,9 @@ class Table:
     full_text: tuple[str, ...] = ()
     # Bookkeeping of its projection, not a read model to browse (hidden in Datasette).
     internal: bool = False
+    # Columns SQLite works out from the row's others when it is written (STORED): (name,
+    # type, expression over the row's columns). Never written by a statement.
+    generated: tuple[tuple[str, type, str], ...] = ()
 
 
 class Projection:

@@ -50,7 +50,7 @@ from benchledger.projections.base import (
     topics_of,
     uid,
 )
-from benchledger.projections.latest_select import SETTLE, config_flagged
+from benchledger.projections.latest_select import GENERATED, SETTLE, config_flagged
 from benchledger.projections.runs import fact_columns
 
 # Read first to last: who ran what and how it did; ids, hashes and JSON last.
@@ -297,6 +297,7 @@ class LatestProjection(Projection):
             # `status` and `agent`: facets of its page (`benchmark` reads the first).
             indexes=(("benchmark", "agent"), ("run_key",), ("status",), ("agent",)),
             lookups=(("benchmark", "agent"),),  # PENDING_BENCHMARK
+            generated=GENERATED,
         ),
         Table("latest", _beside_status(ROW, "selection"), **PICK),
         Table("latest_per_agent", ROW, **PICK),

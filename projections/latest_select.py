@@ -109,7 +109,31 @@ def reason(alias: str = "") -> str:
     (`_publication_quarantine_reason`), in its order, after benchledger's own
     (`running`: never shown; `superseded_run`; `invalidated_run`; a label that names
     no real agent, benchmark or model, `non_real_agent_label`, `placeholder_identity:…`,
-    `mock_model`; a config flag of a run that was not real, `truthy_non_real_flag`)."""
+    `mock_model`; a config flag of a run that was not real, `truthy_non_real_flag`).
+    What its metrics say is read from the candidate's generated columns (`GENERATED`),
+    worked out when the metrics are written rather than by each settle."""
+    a = alias
+    return (
+        f"CASE WHEN {a}status = 'running' THEN 'running' "
+        f"WHEN {a}status = 'incompatible' THEN 'incompatible_harness' "
+        f"WHEN {a}superseded = 1 THEN 'superseded_run' "
+        f"WHEN {a}invalidated = 1 THEN 'invalidated_run' "
+        f"WHEN {a}status != 'succeeded' THEN 'unsucceeded_run' "
+        f"WHEN {a}score IS NULL THEN 'missing_score' "
+        f"WHEN {a}label_marker IS NOT NULL THEN {a}label_marker "
+        f"WHEN {_config_flagged(a)} THEN 'truthy_non_real_flag' "
+        f"WHEN {a}metrics_flag IS NOT NULL THEN {a}metrics_flag "
+        f"WHEN {a}score = 0 AND {a}idle_metrics THEN 'no_activity_zero_score' "
+        f"WHEN {a}interrupted_metrics THEN 'interrupted_run' END"
+    )
+
+
+def metrics_reasons(alias: str = "") -> tuple[str, str, str]:
+    """The reasons `reason` reads from a candidate's metrics, in its order, over the
+    metrics of `alias`: the first of those that need nothing else (or NULL); whether
+    they show no activity (`no_activity_zero_score`, with a score of 0); whether the
+    run was interrupted (`interrupted_run`, the last reason). The last two are SQL
+    truth values (NULL for a key the metrics lack), tested as `reason` tests them."""
     a = alias
     source, source_type = _metric(a, "dataset_source")
     sample = (
@@ -122,24 +146,28 @@ def reason(alias: str = "") -> str:
         for key in ("avg_net_worth", "avg_items_sold", "avg_orders_placed", "total_revenue")
     )
     three = f"{_metric(a, 'publishable_three_harness')[1]} = 'false'"
-    return (
-        f"CASE WHEN {a}status = 'running' THEN 'running' "
-        f"WHEN {a}status = 'incompatible' THEN 'incompatible_harness' "
-        f"WHEN {a}superseded = 1 THEN 'superseded_run' "
-        f"WHEN {a}invalidated = 1 THEN 'invalidated_run' "
-        f"WHEN {a}status != 'succeeded' THEN 'unsucceeded_run' "
-        f"WHEN {a}score IS NULL THEN 'missing_score' "
-        f"WHEN {a}label_marker IS NOT NULL THEN {a}label_marker "
-        f"WHEN {_config_flagged(a)} THEN 'truthy_non_real_flag' "
-        f"WHEN {sample} THEN 'sample_task_set' "
+    first = (
+        f"CASE WHEN {sample} THEN 'sample_task_set' "
         f"WHEN {_true(a, 'demo_mode')} OR {_true(a, 'demoMode')} THEN 'demo_mode' "
         f"WHEN {three} THEN 'benchmark_not_publishable_three_harness' "
         f"WHEN {_number(a, 'failed_scenarios', '> 0')} THEN 'failed_scenarios' "
         f"WHEN {_number(a, 'total_runs', '> 0')} AND {_number(a, 'successful_runs', '<= 0')} "
-        "THEN 'zero_successful_runs' "
-        f"WHEN {a}score = 0 AND {idle} THEN 'no_activity_zero_score' "
-        f"WHEN {_true(a, 'interrupted')} THEN 'interrupted_run' END"
+        "THEN 'zero_successful_runs' END"
     )
+    return first, f"({idle})", f"({_true(a, 'interrupted')})"
+
+
+# A candidate's columns worked out from its metrics whenever they are written (a
+# settle reads them for every candidate of a pending benchmark, several times: each
+# reading parsed the metrics' JSON once per key): (name, type, expression).
+GENERATED: tuple[tuple[str, type, str], ...] = tuple(
+    zip(
+        ("metrics_flag", "idle_metrics", "interrupted_metrics"),
+        (str, int, int),
+        metrics_reasons(),
+        strict=True,
+    )
+)
 
 
 REASON = reason()

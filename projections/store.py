@@ -254,15 +254,20 @@ class ReadModelStore:
         sql: str = self.db.create_table_sql(
             name, table.columns, pk=table.pk if table.pk else None, not_null=table.not_null
         )
-        if not table.foreign_keys:
+        if not table.foreign_keys and not table.generated:
             return sql
         body = sql.rstrip().removesuffix(";").rstrip()
         assert body.endswith(")"), sql
+        types = {str: "TEXT", int: "INTEGER", float: "REAL"}
+        generated = "".join(
+            f",\n   [{column}] {types[kind]} GENERATED ALWAYS AS ({expression}) STORED"
+            for column, kind, expression in table.generated
+        )
         keys = "".join(
             f",\n   FOREIGN KEY([{fk.column}]) REFERENCES [{fk.table}]([{fk.other}])"
             for fk in table.foreign_keys
         )
-        return f"{body[:-1].rstrip()}{keys}\n)"
+        return f"{body[:-1].rstrip()}{generated}{keys}\n)"
 
     def _create_indexes(
         self, table: Table, suffix: str = "", indexes: Iterable[tuple[str, ...]] | None = None

@@ -158,7 +158,15 @@ def _copy(
                 "SELECT sql FROM stage.sqlite_master WHERE type = 'table' AND name = ?", (table,)
             ).fetchone()
             conn.execute(sql)
-            conn.execute(f"INSERT INTO main.[{table}] SELECT * FROM stage.[{table}]")
+            # Its columns but those SQLite works out itself (generated: hidden 2 or 3).
+            columns = ", ".join(
+                f"[{row[1]}]"
+                for row in conn.execute(f"PRAGMA stage.table_xinfo([{table}])")
+                if row[6] == 0
+            )
+            conn.execute(
+                f"INSERT INTO main.[{table}] ({columns}) SELECT {columns} FROM stage.[{table}]"
+            )
         indexes = conn.execute(
             "SELECT sql FROM stage.sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
             f"AND tbl_name IN ({','.join('?' * len(READ_MODEL_TABLES))})",
