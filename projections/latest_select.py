@@ -128,13 +128,14 @@ def reason(alias: str = "") -> str:
     )
 
 
-def metrics_reasons(alias: str = "") -> tuple[str, str, str]:
-    """The reasons `reason` reads from a candidate's metrics, in its order, over the
-    metrics of `alias`: the first of those that need nothing else (or NULL); whether
-    they show no activity (`no_activity_zero_score`, with a score of 0); whether the
-    run was interrupted (`interrupted_run`, the last reason). The last two are SQL
-    truth values (NULL for a key the metrics lack), tested as `reason` tests them."""
-    a = alias
+def metrics_reasons() -> tuple[str, str, str]:
+    """The reasons `reason` reads from a candidate's metrics, in its order, as
+    expressions over the row's own `metrics` (a generated column names no table): the
+    first of those that need nothing else (or NULL); whether they show no activity
+    (`no_activity_zero_score`, with a score of 0); whether the run was interrupted
+    (`interrupted_run`, the last reason). The last two are SQL truth values (NULL for a
+    key the metrics lack), tested as `reason` tests them."""
+    a = ""
     source, source_type = _metric(a, "dataset_source")
     sample = (
         f"{_true(a, 'sample')} OR ({source_type} = 'text' AND "

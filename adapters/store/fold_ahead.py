@@ -130,11 +130,10 @@ def fold_ahead(
             return models.execute(sql, params).fetchone()
 
         prepared: set[str] = set()
-        taken: set[int] = set()
         after = start
         page = 0
         while rows := events.execute(ROWS, (after, stop, page_size)).fetchall():
-            if claims is not None and claims.taken(page, taken):
+            if claims is not None and claims.taken(page):
                 yield len(rows), rows[-1][0], None  # folded by the parent
             else:
                 envelopes = [envelope(*row) for row in rows]
@@ -184,7 +183,8 @@ class _Claims:
     def __init__(self) -> None:
         self.read_fd = self.write_fd = -1
         self.last_wait = 0.0
-        self.mine: set[int] = set()
+        self.mine: set[int] = set()  # this process's claims, until it folds them
+        self.read: set[int] = set()  # in the child: the claims it has read
 
     def open(self) -> None:
         """Make the pipe: before the child is forked, which inherits it."""
@@ -212,8 +212,8 @@ class _Claims:
             return True
         return False
 
-    def taken(self, page: int, taken: set[int]) -> bool:
-        """In the child: whether the parent has claimed `page` (`taken`: claims read)."""
+    def taken(self, page: int) -> bool:
+        """In the child: whether the parent has claimed `page`."""
         while True:
             try:
                 data = os.read(self.read_fd, 4096)
@@ -221,9 +221,11 @@ class _Claims:
                 break
             if not data:
                 break
-            taken.update(int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8))
-        if page in taken:
-            taken.discard(page)
+            self.read.update(
+                int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8)
+            )
+        if page in self.read:
+            self.read.discard(page)
             return True
         return False
 

@@ -32,8 +32,6 @@ AHEAD_BYTES = 64 << 20
 # With this much made and not yet written, the parent is the slower half: the child
 # does the `spare` work of what it sends next.
 SPARE_WHEN_WAITING = PIPE_BYTES
-# A message kind's prefix: its items' spare work is not done.
-RAW = "raw "
 
 Portable = tuple[type[BaseException], tuple[Any, ...], dict[str, Any]]
 
@@ -100,16 +98,16 @@ def _received(
     while True:
         try:
             if waited is None:
-                kind, payload = pickle.load(reader)
+                kind, payload, pending = pickle.load(reader)
             else:
                 began = time.perf_counter()
-                kind, payload = pickle.load(reader)  # a batch's text is one bytes object
+                kind, payload, pending = pickle.load(reader)  # a batch is one bytes object
                 waited(time.perf_counter() - began)
         except EOFError:
             raise died() from None
-        if kind in ("items", "marshalled", RAW + "items", RAW + "marshalled"):
-            items = marshal.loads(payload) if kind.endswith("marshalled") else payload
-            if spare is not None and kind.startswith(RAW):
+        if kind in ("items", "marshalled"):
+            items = marshal.loads(payload) if kind == "marshalled" else payload
+            if spare is not None and pending:  # the child left their spare work
                 for i, item in enumerate(items, start=count):
                     spare(item, i)
                     yield item
@@ -138,8 +136,10 @@ def _send(
     try:
         with _Writer(write_fd) as out:
 
-            def dump(message: tuple[str, Any]) -> None:
-                out.put(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+            def dump(kind: str, payload: Any, pending: bool = False) -> None:
+                """A message: its kind, payload and whether the spare work of its items
+                is still to do."""
+                out.put(pickle.dumps((kind, payload, pending), pickle.HIGHEST_PROTOCOL))
 
             def send(waiting: list[T], *, sparing: bool = True) -> BaseException | None:
                 """Send `waiting`, its spare work done here when the parent is the slower
@@ -147,17 +147,16 @@ def _send(
                 as done)."""
                 nonlocal count
                 error: BaseException | None = None
-                raw = RAW
-                if spare is not None and sparing and out.size >= SPARE_WHEN_WAITING:
-                    raw = ""
+                here = spare is not None and sparing and out.size >= SPARE_WHEN_WAITING
+                if here:
+                    assert spare is not None
                     for i, item in enumerate(waiting):
                         try:
                             spare(item, count + i)
                         except BaseException as e:
                             error, waiting = e, waiting[:i]
                             break
-                elif spare is None:
-                    raw = ""
+                pending = spare is not None and not here
                 count += len(waiting)
                 if plain:
                     try:
@@ -165,9 +164,9 @@ def _send(
                     except ValueError:  # an object marshal does not know
                         pass
                     else:
-                        dump((raw + "marshalled", data))
+                        dump("marshalled", data, pending)
                         return error
-                dump((raw + "items", waiting))
+                dump("items", waiting, pending)
                 return error
 
             waiting: list[T] = []
@@ -181,14 +180,14 @@ def _send(
                 sent, waiting = waiting, []
                 if (refused := send(sent)) is not None:
                     raise refused
-                dump(("end", None))
+                dump("end", None)
             except BrokenPipeError:
                 raise
             except BaseException as e:
                 # What was made before it, as in process: the parent does their spare
                 # work, and raises what that finds first.
                 send(waiting, sparing=False)
-                dump(("error", _portable(e, unportable)))
+                dump("error", _portable(e, unportable))
     finally:
         close = getattr(items, "close", None)
         if close is not None:
