@@ -272,7 +272,13 @@ STALE = (
     f"WHERE kind = 'skip' AND benchmark IN ({PENDING})"
 )
 # The cohort each benchmark of mixed latest rows publishes instead: (benchmark, agent,
-# run_id) of its required agents.
+# run_id) of its required agents. A pool row of each (benchmark, signature, agent), and of
+# each group, is its newest: the one with the greatest `recency`, whose text order is the
+# order of (start, run_id) because every start is an ISO time in UTC (`iso`) that ends in
+# its offset. Grouped maximums, not a ranking of the whole pool by two windows (two sorts
+# of every acceptable candidate); and the pool is filtered by the rule's pairs (IN), not
+# joined to them, so that it scans the candidates once and holds each of them once (at
+# 45k candidates the statement went from 0.46-0.62 s to 0.36-0.40 s, choosing the same).
 COHORT = f"""WITH
 rule AS (
   SELECT a.benchmark, j.value AS agent, json_array_length(a.required) AS size
@@ -297,30 +303,36 @@ pool AS (
     coalesce(trim(c.run_group_id), '') AS grp,
     lower(trim(coalesce(c.provider, ''))) = 'claude-subscription' AS subscription,
     coalesce(c.ended_at, c.started_at, c.recorded_at) AS moment,
-    {_start("c.")} || ' ' || c.run_id AS recency,
-    row_number() OVER (PARTITION BY c.benchmark, c.comparison_signature, c.agent
-      ORDER BY {_start("c.")} DESC, c.run_id DESC) AS nth,
-    row_number() OVER (
-      PARTITION BY c.benchmark, c.comparison_signature, coalesce(trim(c.run_group_id), ''),
-        c.agent
-      ORDER BY {_start("c.")} DESC, c.run_id DESC) AS nth_in_group
-  FROM [{{candidates}}] AS c JOIN rule AS r ON r.benchmark = c.benchmark AND r.agent = c.agent
-  WHERE c.benchmark IN (SELECT benchmark FROM mixed) AND coalesce(c.comparison_signature, '') != ''
-    AND {acceptable("c.")}
+    {_start("c.")} || ' ' || c.run_id AS recency
+  FROM [{{candidates}}] AS c
+  WHERE c.benchmark IN (SELECT benchmark FROM mixed)
+    AND (c.benchmark, c.agent) IN (SELECT benchmark, agent FROM rule)
+    AND coalesce(c.comparison_signature, '') != '' AND {acceptable("c.")}
+),
+newest AS (
+  SELECT benchmark, signature, agent, max(recency) AS recency FROM pool
+  GROUP BY benchmark, signature, agent
+),
+newest_in_group AS (
+  SELECT benchmark, signature, grp, agent, max(recency) AS recency FROM pool
+  GROUP BY benchmark, signature, grp, agent
 ),
 covering AS (
   SELECT p.benchmark, p.signature, min(p.subscription) AS subscription
-  FROM pool AS p JOIN mixed AS m ON m.benchmark = p.benchmark WHERE p.nth = 1
+  FROM pool AS p JOIN newest AS n USING (benchmark, signature, agent, recency)
+  JOIN mixed AS m ON m.benchmark = p.benchmark
   GROUP BY p.benchmark, p.signature HAVING count(*) = max(m.size)
 ),
 members AS (
   SELECT p.benchmark, p.signature, '' AS grp, p.agent, p.run_id, p.moment, p.recency
-  FROM pool AS p JOIN covering AS s ON s.benchmark = p.benchmark AND s.signature = p.signature
-  WHERE s.subscription = 0 AND p.nth = 1
+  FROM pool AS p JOIN newest AS n USING (benchmark, signature, agent, recency)
+  JOIN covering AS s ON s.benchmark = p.benchmark AND s.signature = p.signature
+  WHERE s.subscription = 0
   UNION ALL
   SELECT p.benchmark, p.signature, p.grp, p.agent, p.run_id, p.moment, p.recency
-  FROM pool AS p JOIN covering AS s ON s.benchmark = p.benchmark AND s.signature = p.signature
-  WHERE s.subscription = 1 AND p.nth_in_group = 1 AND p.grp != ''
+  FROM pool AS p JOIN newest_in_group AS n USING (benchmark, signature, grp, agent, recency)
+  JOIN covering AS s ON s.benchmark = p.benchmark AND s.signature = p.signature
+  WHERE s.subscription = 1 AND p.grp != ''
 ),
 cohorts AS (
   SELECT e.benchmark, e.signature, e.grp, min(e.moment) AS earliest, max(e.moment) AS latest,
