@@ -258,7 +258,7 @@ class ReadModelStore:
             return sql
         body = sql.rstrip().removesuffix(";").rstrip()
         assert body.endswith(")"), sql
-        types = {str: "TEXT", int: "INTEGER", float: "REAL"}
+        types = _sqlite_utils().db.COLUMN_TYPE_MAPPING  # as it types the other columns
         generated = "".join(
             f",\n   [{column}] {types[kind]} GENERATED ALWAYS AS ({expression}) STORED"
             for column, kind, expression in table.generated

@@ -115,18 +115,22 @@ def fill(store: ReadModelStore, rng: random.Random) -> None:
         )
 
 
+def settled_to_the_cohort(store: ReadModelStore, seed: int) -> None:
+    """A random ledger of `seed`, settled up to the cohort: the newest rows per agent
+    that the cohort compares (call inside `store.write()`)."""
+    store.create_tables(LatestProjection())
+    fill(store, random.Random(seed))
+    cohort_at = next(i for i, sql in enumerate(SETTLE) if "cohorts AS (" in sql)
+    for sql in SETTLE[: cohort_at - 1]:
+        store.conn.execute(sql.format(**NAMES))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_grouped_maximums_choose_what_the_ranking_chooses(tmp_path: Path, seed: int) -> None:
     store = ReadModelStore(tmp_path / "ledger.db")
     with store.write():
-        store.create_tables(LatestProjection())
-        fill(store, random.Random(seed))
-        # The settle up to the cohort: the newest rows per agent it compares.
-        cohort_at = next(i for i, sql in enumerate(SETTLE) if "cohorts AS (" in sql)
-        for sql in SETTLE[: cohort_at - 1]:
-            store.conn.execute(sql.format(**NAMES))
-        ours, defined = chosen(store, COHORT), chosen(store, ranked_cohort())
-        assert ours == defined
+        settled_to_the_cohort(store, seed)
+        assert chosen(store, COHORT) == chosen(store, ranked_cohort())
     store.close()
 
 
@@ -136,11 +140,7 @@ def test_the_random_ledgers_hold_cohorts() -> None:
     for seed in range(40):
         store = ReadModelStore(Path(":memory:"))
         with store.write():
-            store.create_tables(LatestProjection())
-            fill(store, random.Random(seed))
-            cohort_at = next(i for i, sql in enumerate(SETTLE) if "cohorts AS (" in sql)
-            for sql in SETTLE[: cohort_at - 1]:
-                store.conn.execute(sql.format(**NAMES))
+            settled_to_the_cohort(store, seed)
             picks = chosen(store, COHORT)
             found += bool(picks)
             grouped += any(
