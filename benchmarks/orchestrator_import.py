@@ -9,7 +9,9 @@ stale-recovered rows, attempts counted per signature (§2) and ~4 trajectory tur
 executed run (about 160k trajectory rows at 50k rows, as the issue measured).
 `benchledger --db LEDGER import DB` then runs in a child process (wall time and the
 child's peak RSS via os.wait4), and again on the same ledger (a re-import must
-append nothing). A plain baseline in this process copies the database, reads the same
+append nothing). Then the database grows by 1% (the generator goes on, as the
+orchestrator's next runs would) and the grown copy is imported into a copy of the
+ledger: every row is read again, the recorded runs compared, the new ones appended. A plain baseline in this process copies the database, reads the same
 rows (SELECT * ... ORDER BY run_id) and inserts them into one table of a new SQLite file
 (same columns, WAL, one commit). Goal: < 300 MB peak RSS at 50k rows, import time growing
 about linearly with the rows.
@@ -265,6 +267,8 @@ class Built:
     groups: int = 0
     trajectories: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
+    # What wrote it, to write the rows that come after (`grown_copy`).
+    generator: Generator | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -624,12 +628,18 @@ class Generator:
         return turns, groups
 
 
-def build_db(path: Path, n_rows: int, turns_per_run: int) -> Built:
-    """Write orchestrator.sqlite of n_rows benchmark_runs rows in executemany batches."""
+def build_db(
+    path: Path, n_rows: int, turns_per_run: int, generator: Generator | None = None
+) -> Built:
+    """Write orchestrator.sqlite of n_rows benchmark_runs rows in executemany batches; or,
+    given the generator that wrote `path`, add n_rows more rows to it, as the
+    orchestrator's next runs would (new groups, attempts counted on)."""
     conn = connect_wal(path)
-    for statement in SCHEMA:
-        conn.execute(statement)
-    built = Built()
+    if generator is None:
+        for statement in SCHEMA:
+            conn.execute(statement)
+        generator = Generator(SEED, turns_per_run)
+    built = Built(generator=generator)
     groups: list[tuple[Any, ...]] = []
     runs: list[tuple[Any, ...]] = []
     turns: list[tuple[Any, ...]] = []
@@ -647,9 +657,7 @@ def build_db(path: Path, n_rows: int, turns_per_run: int) -> Built:
         runs.clear()
         turns.clear()
 
-    for group_row, group_runs, group_turns, statuses in Generator(SEED, turns_per_run).groups(
-        n_rows
-    ):
+    for group_row, group_runs, group_turns, statuses in generator.groups(n_rows):
         groups.append(group_row)
         runs.extend(group_runs)
         turns.extend(group_turns)
@@ -659,6 +667,16 @@ def build_db(path: Path, n_rows: int, turns_per_run: int) -> Built:
     flush()
     conn.close()
     return built
+
+
+def grown_copy(source: Path, target: Path, built: Built, rows: int, turns: int) -> Built:
+    """A copy of `source` with `rows` more rows: the database a few days later."""
+    shutil.copyfile(source, target)
+    wal = source.with_name(source.name + "-wal")
+    if wal.is_file():
+        shutil.copyfile(wal, target.with_name(target.name + "-wal"))
+    assert built.generator is not None
+    return build_db(target, rows, turns, built.generator)
 
 
 def head_position(ledger: Path) -> int:
@@ -714,6 +732,9 @@ class Result:
     reimport_events: int
     reimport_states: list[str]
     plain_wall: float
+    grown: Built  # the rows a copy of the database gained (`grown_copy`)
+    grown_import: Usage  # their import into the same ledger
+    grown_new_runs: int
 
     @property
     def import_wall(self) -> float:
@@ -744,6 +765,17 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     events = head_position(ledger)
     re_wall, re_rss, re_text = child(args)
     re_states, _ = import_report(re_text)
+    reimport_events = appended_since(ledger, events)
+    # The same database a few days later, 1% more rows: every row is read again, the
+    # recorded runs are compared with the ledger's, the new ones appended.
+    grown_path = folder / "orchestrator-grown.sqlite"
+    grown = grown_copy(source, grown_path, built, max(1, rows // 100), turns_per_run)
+    later = folder / "ledger-grown.db"  # a copy: the ledger above stays as the re-import left it
+    shutil.copyfile(ledger, later)
+    grown_import = child_usage(["--db", str(later), "import", str(grown_path), "--json"])
+    grown_states, grown_new = import_report(grown_import.text)
+    if grown_states != ["imported"]:
+        raise SystemExit(f"benchledger import {grown_path}: {grown_states}")
     plain = plain_copy(source, folder / "plain")
     return Result(
         rows=rows,
@@ -755,9 +787,12 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
         events=events,
         reimport_wall=re_wall,
         reimport_rss=re_rss,
-        reimport_events=appended_since(ledger, events),
+        reimport_events=reimport_events,
         reimport_states=re_states,
         plain_wall=plain,
+        grown=grown,
+        grown_import=grown_import,
+        grown_new_runs=grown_new,
     )
 
 
@@ -917,6 +952,12 @@ def main() -> None:
                 f"({'/'.join(r.reimport_states)}): {r.reimport_wall:.2f} s = "
                 f"{r.reimport_wall / r.import_wall:.2f} of the first import, {appended} "
                 f"({r.events:,} events before, {r.events + r.reimport_events:,} after)"
+            )
+            g = r.grown_import
+            print(
+                f"  grown: the database with {r.grown.rows:,} more rows, imported into a copy of "
+                f"the ledger: {g.wall:.2f} s = {g.wall / r.import_wall:.2f} of the first "
+                f"import, {r.grown_new_runs:,} new runs, peak RSS {g.rss:.1f} MiB"
             )
             print(
                 f"RATIO benchledger/plain at {rows:,} rows: {r.plain_wall / r.import_wall:.3f}x "

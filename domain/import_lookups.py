@@ -1,11 +1,14 @@
-"""An import asks the event store which of a batch of runs are new in one query, instead
-of one lookup per run against a table that grows with every file."""
+"""An import asks the event store which of a batch of runs are new in one query, and reads
+the events of those recorded already (to compare with them) in another, instead of
+lookups per run against a table that grows with every file."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 from uuid import UUID
 
+from benchledger.domain.base import Event
 from benchledger.domain.ledger_base import LedgerBase
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
 from benchledger.domain.run_group import source_group_id
@@ -42,15 +45,27 @@ def own_run_id(run_key: str) -> UUID | None:
 class LookupsAhead(LedgerBase):
     def _looked_up(self, system: str, items: Iterable[Parsed]) -> Iterator[Parsed]:
         """`items`, read a batch ahead: the batch's streams that hold no events are known
-        before the first of them is yielded. Like one lookup each, this sees what is
-        committed (an append of this import is not, until it commits). Only while
-        appending together, which forgets what it learnt when it ends."""
+        before the first of them is yielded, and the events of its runs that are
+        recorded already are read (`_ahead`). Like one lookup each, this sees what is
+        committed (an append of this import is not, until it commits; a stream it
+        appends to is read from the store again). Only while appending together, which
+        forgets what it learnt when it ends."""
         present = self.streams_present
         if present is None:
             yield from items
             return
+        read = self.stream_events
         for batch in _batches(items):
-            ids = {i for i in (stream_id(system, item) for item in batch) if i is not None}
+            runs = {
+                run_id_for(system, item.header.natural_key())
+                for item in batch
+                if isinstance(item, RunRecord)
+            }
+            ids = runs | {
+                i
+                for item in batch
+                if not isinstance(item, RunRecord) and (i := stream_id(system, item)) is not None
+            }
             # Keys that may name runs of this ledger: looked up with the batch, not one each.
             ids.update(
                 i
@@ -58,7 +73,17 @@ class LookupsAhead(LedgerBase):
                 if isinstance(item, RunRecord)
                 and (i := own_run_id(item.header.natural_key())) is not None
             )
-            self._absent = ids - present(list(ids))
+            found = present(list(ids))
+            self._absent = ids - found
+            recorded = sorted(runs & found)
+            if read is not None and recorded:
+                decode = self.mapper.to_domain_event
+                self._ahead = {
+                    stream: [cast(Event, decode(stored)) for stored in held]
+                    for stream, held in read(recorded).items()
+                }
+            else:
+                self._ahead = None
             yield from batch
 
 

@@ -302,7 +302,7 @@ class Importing(LookupsAhead):
     ) -> tuple[list[Event], list[facts.Conflict]]:
         """The events that add what `record` states beyond the recorded run, or the
         facts it states differently (`domain.facts`)."""
-        held = facts.recorded(self.repository.event_store.get(current.id))
+        held = facts.recorded(self._stream(current.id))
         new = facts.stated(record)
         added, conflicts = facts.compare(held.facts, new)
         if record.cells:

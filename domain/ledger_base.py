@@ -123,16 +123,23 @@ class LedgerBase(Application[UUID]):
     _buffered: int = 0
     # Set by the composition root: which of the given streams hold events, in one query.
     streams_present: Callable[[Sequence[UUID]], set[UUID]] | None = None
+    # Set by the composition root: every committed event of the given streams, as
+    # stored, in one query per chunk (`adapters.store.streams.stream_events`).
+    stream_events: Callable[[Sequence[UUID]], dict[UUID, list[Any]]] | None = None
     # Streams a batch lookup found without events (`import_lookups`), while appending
     # together: `_first_event` needs no query for them.
     _absent: set[UUID] | None = None
+    # The events of recorded runs a batch lookup read with the batch, while appending
+    # together, until this process appends to their stream: reads of those runs need no
+    # query (`_stream`).
+    _ahead: dict[UUID, list[Event]] | None = None
 
     @contextmanager
     def appending_together(self) -> Iterator[None]:
         """Every save inside is committed together or not at all."""
         if self._held is not None or self._buffer is not None:
             raise RuntimeError("already appending together")
-        self._absent = None
+        self._absent = self._ahead = None
         try:
             if self.transaction is not None:
                 with self.transaction():
@@ -152,7 +159,7 @@ class LedgerBase(Application[UUID]):
             if held:
                 self._save(held)
         finally:
-            self._absent = None
+            self._absent = self._ahead = None
 
     # -- reading aggregates -------------------------------------------------
 
@@ -163,7 +170,19 @@ class LedgerBase(Application[UUID]):
             raise NotFoundError(f"{kind} {aggregate_id} not found") from None
 
     def get_run(self, run_id: UUID) -> Run:
+        ahead = self._ahead.get(run_id) if self._ahead else None
+        if ahead:  # what the store holds, read with its import's batch
+            run = run_model.project_run(None, ahead)
+            assert run is not None  # a run's stream begins with the run
+            return run
         return self._get(run_id, run_model.project_run, "run")  # type: ignore[no-any-return]
+
+    def _stream(self, aggregate_id: UUID) -> Iterable[Event]:
+        """Every event of a stream: read ahead with its import's batch, or from the store."""
+        ahead = self._ahead.get(aggregate_id) if self._ahead else None
+        if ahead:
+            return ahead
+        return self.events.get(aggregate_id)  # type: ignore[return-value]
 
     def get_benchmark(self, benchmark: str) -> Benchmark | None:
         try:
@@ -176,11 +195,16 @@ class LedgerBase(Application[UUID]):
     def _first_event(self, aggregate_id: UUID) -> Event | None:
         if self._absent is not None and aggregate_id in self._absent:
             return None
+        if self._ahead and (ahead := self._ahead.get(aggregate_id)):
+            return ahead[0]
         for event in self.events.get(aggregate_id, lte=1):
             return event  # type: ignore[return-value]
         return None
 
     def _save(self, events: Sequence[Event]) -> None:
+        if self._ahead:  # streams this process appends to are read from the store again
+            for event in events:
+                self._ahead.pop(event.originator_id, None)
         if self._held is not None:
             self._held.extend(events)
             return

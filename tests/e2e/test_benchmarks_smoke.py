@@ -78,6 +78,26 @@ class TestBenchmarkScripts:
         )
         assert len(reimports) == 2
         assert all(before == after and before != "0" for before, after in reimports)
+        # The database a few days later: its new rows, and only those, are appended.
+        grown = re.findall(
+            r"grown: the database with ([0-9,]+) more rows, imported into a copy of the "
+            r"ledger: [0-9.]+ s = [0-9.]+ of the first import, ([0-9,]+) new runs",
+            out,
+        )
+        assert len(grown) == 2, out
+        assert all(0 < int(new) <= int(more) for more, new in grown), grown
+        for rows, (_, new) in zip(("200", "400"), grown, strict=True):
+            folder = work / f"size-{rows}"
+            counts = []
+            for name in ("ledger.db", "ledger-grown.db"):
+                listed = subprocess.run(
+                    [BENCHLEDGER, "--db", str(folder / name), "runs", "--json"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                counts.append(len(json.loads(listed.stdout)))
+            assert counts[1] == counts[0] + int(new)
         for rows, (before, _) in zip(("200", "400"), reimports, strict=True):
             ledger = work / f"size-{rows}" / "ledger.db"
             events = subprocess.run(

@@ -4,6 +4,7 @@ batch at a time, inside the file's one transaction: no query or insert per run."
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -12,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from benchledger.adapters import formats
 from benchledger.adapters.store import streams
 from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain import import_lookups, importing, ledger_base
+from benchledger.domain.records import SourceFile
 from benchledger.domain.signatures import benchmark_id_for, import_id_for, run_id_for
 from tests.helpers import write_jsonl
 from tests.unit.test_format_orchestrator import db_row, make_db
@@ -54,22 +57,37 @@ def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Service
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-def runs_file(path: Path, keys: list[str], score: float = 0.5) -> Path:
+def runs_file(
+    path: Path,
+    keys: list[str],
+    score: float = 0.5,
+    *,
+    metrics: dict[str, Any] | None = None,
+    cells: bool = True,
+) -> Path:
     lines: list[dict[str, Any]] = []
     for key in keys:
-        lines.append(
-            {
-                "type": "run",
-                "run_key": key,
-                "benchmark": "bfcl",
-                "agent": "eliza",
-                "model": "m",
-                "status": "succeeded",
-                "score": score,
-            }
-        )
-        lines.append({"type": "cell", "key": "c", "outcome": "passed"})
+        run: dict[str, Any] = {
+            "type": "run",
+            "run_key": key,
+            "benchmark": "bfcl",
+            "agent": "eliza",
+            "model": "m",
+            "status": "succeeded",
+            "score": score,
+        }
+        if metrics:
+            run["metrics"] = metrics
+        lines.append(run)
+        if cells:
+            lines.append({"type": "cell", "key": "c", "outcome": "passed"})
     return write_jsonl(path, lines)
+
+
+def facts_of(services: Services) -> list[dict[str, Any]]:
+    """The facts every RunFactsAdded event added, in order."""
+    notes = services.ledger.recorder.select_notifications(0, 10_000)
+    return [json.loads(n.state)["facts"] for n in notes if n.topic.endswith(":RunFactsAdded")]
 
 
 def report_sha(path: Path) -> str:
@@ -166,6 +184,129 @@ class TestWhichRunsAreNew:
         report = import_file(services, runs_file(tmp_path / "b.jsonl", ["b", "a"]))
         assert report.state == "failed" and "other writers kept changing" in str(report.message)
         assert services.runner.head_position() == before
+
+
+class TestRecordedRunsReadWithTheBatch:
+    """A file restating runs the ledger holds (a grown orchestrator.sqlite, its
+    viewer_data.json after it) is compared with their events read a batch at a time."""
+
+    def test_the_store_reads_each_streams_events_as_a_read_of_that_stream_does(
+        self, services: Services, tmp_path: Path
+    ) -> None:
+        import_file(services, runs_file(tmp_path / "a.jsonl", ["a", "b"], cells=False))
+        # The second file adds a fact to "a": its stream then holds two events.
+        added = runs_file(tmp_path / "b.jsonl", ["a"], metrics={"x": 1}, cells=False)
+        assert import_file(services, added).state == "imported"
+        ledger = services.ledger
+        read = ledger.stream_events
+        assert read is not None
+        recorded = [run_id_for("native", "a"), run_id_for("native", "b")]
+        others = [uuid.uuid4() for _ in range(streams.CHUNK + 3)]  # more than one chunk
+        found = read([*others, *recorded])
+        assert set(found) == set(recorded)
+        for stream in recorded:
+            expected = list(ledger.events.get(stream))
+            got = [ledger.mapper.to_domain_event(stored) for stored in found[stream]]
+            assert got == expected
+            assert [s.originator_version for s in found[stream]] == list(
+                range(1, len(expected) + 1)
+            )
+        assert len(found[recorded[0]]) == 2
+        assert read([]) == {}
+
+    def test_recorded_runs_are_read_a_batch_at_a_time_not_run_by_run(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(import_lookups, "LOOKAHEAD", 4)
+        ledger = services.ledger
+        keys = [f"r{i}" for i in range(10)]
+        import_file(services, runs_file(tmp_path / "a.jsonl", keys))
+        # The same runs and one more, the runs with a fact the first file did not state.
+        path = runs_file(tmp_path / "b.jsonl", [*keys, "new"], metrics={"x": 1})
+        batches = Counting(monkeypatch, ledger, "stream_events")
+        reads = Counting(monkeypatch, ledger.events, "get")
+        report = Importer(ledger).import_file(path, group=ledger.new_group("import", "import"))
+        assert (report.state, report.runs, report.new_runs) == ("imported", 11, 11)
+        # The recorded runs of each batch of 4, in one read each; the new run in none.
+        assert [len(ids) for (ids,) in batches.calls] == [4, 4, 2]
+        # No run's stream is read on its own: the file's, its benchmark's, and the
+        # signature's (whose attempts the file adds to) are.
+        read_ids = {args[0] for args in reads.calls}
+        assert not read_ids & {run_id_for("native", k) for k in [*keys, "new"]}
+        merged = [f for f in facts_of(services) if f["metrics"] == {"x": 1}]
+        assert len(merged) == 10
+
+    def test_decides_as_reads_run_by_run_do(self, tmp_path: Path) -> None:
+        # The same files through a ledger that reads recorded runs with the batch and one
+        # that reads each on its own: the same outcomes, messages and events.
+        files = [
+            runs_file(tmp_path / "a.jsonl", ["a", "b", "c"], cells=False),
+            # adds a fact to a and b, d is new
+            runs_file(tmp_path / "b.jsonl", ["a", "b", "d"], metrics={"x": 1}, cells=False),
+            # the same again: unchanged
+            runs_file(tmp_path / "c.jsonl", ["a", "b"], metrics={"x": 1}, cells=False),
+            # c's score stated otherwise: a conflict, nothing appended
+            runs_file(tmp_path / "d.jsonl", ["d", "c"], score=0.9, cells=False),
+        ]
+        # a, whose stream holds the fact b.jsonl added too, amended
+        amended = runs_file(tmp_path / "e.jsonl", ["a", "e"], score=0.8, cells=False)
+        outcomes = []
+        for batched in (True, False):
+            with build(Settings(db_path=tmp_path / f"ledger-{batched}.db")) as services:
+                if not batched:
+                    services.ledger.stream_events = None
+                ledger = services.ledger
+                seen = []
+                for path in files:
+                    report = import_file(services, path)
+                    seen.append((report.state, report.runs, report.new_runs, report.message))
+                group = ledger.new_group("import", "import")
+                report = Importer(ledger).import_file(amended, group=group, amend=True)
+                seen.append((report.state, report.runs, report.new_runs, report.message))
+                notes = ledger.recorder.select_notifications(0, 10_000)
+                seen.append([n.topic.rsplit(":", 1)[1] for n in notes])
+                seen.append(
+                    [
+                        {k: v for k, v in f.items() if k not in ("timestamp",)}
+                        for f in facts_of(services)
+                    ]
+                )
+            outcomes.append(seen)
+        batched_outcomes, one_by_one = outcomes
+        assert batched_outcomes == one_by_one
+        states = [o[0] for o in batched_outcomes[:5]]
+        assert states == ["imported", "imported", "unchanged", "conflict", "amended"]
+
+    def test_a_stream_this_import_appends_to_is_read_from_the_store_again(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import_file(services, runs_file(tmp_path / "a.jsonl", ["a"], cells=False))
+        ledger = services.ledger
+        run_id = run_id_for("native", "a")
+        path = runs_file(tmp_path / "b.jsonl", ["a"], metrics={"x": 1}, cells=False)
+        [record] = [r for r in formats.stream(formats.by_name("native"), path, {})]
+        with ledger.appending_together():
+            [item] = list(ledger._looked_up("native", [record]))
+            assert item is record
+            assert ledger._ahead is not None and run_id in ledger._ahead
+            current = ledger.get_run(run_id)
+            assert current.version == 1
+            added, conflicts = ledger._merge(
+                current,
+                record,
+                SourceFile(path="b.jsonl", sha256="0" * 64, size=1, format="native"),
+            )
+            assert added and not conflicts
+            reads = Counting(monkeypatch, ledger.repository, "get")
+            ledger.get_run(run_id)
+            assert reads.calls == []  # served from what the batch read
+            ledger._save(added)
+            # Appended here: no longer served from what the batch read, but read as
+            # a read run by run would read it.
+            assert run_id not in ledger._ahead
+            ledger.get_run(run_id)
+            assert [args[0] for args in reads.calls] == [run_id]
+        assert ledger._ahead is None
 
 
 class TestEventsWrittenTogether:
