@@ -11,9 +11,10 @@ executed run (about 160k trajectory rows at 50k rows, as the issue measured).
 child's peak RSS via os.wait4), and again on the same ledger (a re-import must
 append nothing). Then the database grows by 1% (the generator goes on, as the
 orchestrator's next runs would) and the grown copy is imported into a copy of the
-ledger: every row is read again, the recorded runs compared, the new ones appended. A plain baseline in this process copies the database, reads the same
-rows (SELECT * ... ORDER BY run_id) and inserts them into one table of a new SQLite file
-(same columns, WAL, one commit). Goal: < 300 MB peak RSS at 50k rows, import time growing
+ledger: every row is read again, the recorded runs compared, the new ones appended.
+A plain baseline in this process copies the database, reads the same rows (SELECT *
+... ORDER BY run_id) and inserts them into one table of a new SQLite file (same
+columns, WAL, one commit). Goal: < 300 MB peak RSS at 50k rows, import time growing
 about linearly with the rows.
 
 With `--orchestrator CHECKOUT` (a checkout of github.com/elizaOS/benchmarks), the
