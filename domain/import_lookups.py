@@ -1,6 +1,6 @@
 """An import asks the event store which of a batch of runs are new in one query, and reads
 the events of those recorded already (to compare with them) in another, instead of
-lookups per run against a table that grows with every file."""
+lookups per run (group, skip) against a table that grows with every file."""
 
 from __future__ import annotations
 
@@ -45,37 +45,31 @@ def own_run_id(run_key: str) -> UUID | None:
 class LookupsAhead(LedgerBase):
     def _looked_up(self, system: str, items: Iterable[Parsed]) -> Iterator[Parsed]:
         """`items`, read a batch ahead: the batch's streams that hold no events are known
-        before the first of them is yielded, and the events of its runs that are
-        recorded already are read (`_ahead`). Like one lookup each, this sees what is
-        committed (an append of this import is not, until it commits; a stream it
-        appends to is read from the store again). Only while appending together, which
-        forgets what it learnt when it ends."""
+        before the first of them is yielded, and the events of those of its runs, source
+        groups and skips that are recorded already are read (`_ahead`). Like one lookup
+        each, this sees what is committed (an append of this import is not, until it
+        commits; a stream it appends to is read from the store again). Only while
+        appending together, which forgets what it learnt when it ends."""
         present = self.streams_present
         if present is None:
             yield from items
             return
         read = self.stream_events
         for batch in _batches(items):
-            runs = {
-                run_id_for(system, item.header.natural_key())
-                for item in batch
-                if isinstance(item, RunRecord)
-            }
-            ids = runs | {
-                i
-                for item in batch
-                if not isinstance(item, RunRecord) and (i := stream_id(system, item)) is not None
-            }
-            # Keys that may name runs of this ledger: looked up with the batch, not one each.
-            ids.update(
+            # The streams whose first event says whether an item is recorded: runs,
+            # source groups and skips' notes, all short (`streams.stream_events`).
+            ids = {i for i in (stream_id(system, item) for item in batch) if i is not None}
+            # Keys that may name runs of this ledger: looked up with the batch, not one
+            # each (their streams, executed here, are read as they were).
+            owned = {
                 i
                 for item in batch
                 if isinstance(item, RunRecord)
                 and (i := own_run_id(item.header.natural_key())) is not None
-            )
-            found = present(list(ids))
-            self._absent = ids - found
-            recorded = sorted(runs & found)
+            }
+            found = present(list(ids | owned))
+            self._absent = (ids | owned) - found
+            recorded = sorted(ids & found)
             if read is not None and recorded:
                 decode = self.mapper.to_domain_event
                 self._ahead = {

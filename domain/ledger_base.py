@@ -129,9 +129,9 @@ class LedgerBase(Application[UUID]):
     # Streams a batch lookup found without events (`import_lookups`), while appending
     # together: `_first_event` needs no query for them.
     _absent: set[UUID] | None = None
-    # The events of recorded runs a batch lookup read with the batch, while appending
-    # together, until this process appends to their stream: reads of those runs need no
-    # query (`_stream`).
+    # The events of the recorded streams (runs, source groups, skips' notes) a batch
+    # lookup read with the batch, while appending together, until this process appends
+    # to them: reads of those streams need no query (`_get`, `_first_event`, `_stream`).
     _ahead: dict[UUID, list[Event]] | None = None
 
     @contextmanager
@@ -164,17 +164,15 @@ class LedgerBase(Application[UUID]):
     # -- reading aggregates -------------------------------------------------
 
     def _get(self, aggregate_id: UUID, projector: Any, kind: str) -> Any:
+        ahead = self._ahead.get(aggregate_id) if self._ahead else None
+        if ahead:  # what the store holds, read with its import's batch
+            return projector(None, ahead)
         try:
             return self.repository.get(aggregate_id, projector_func=projector)
         except AggregateNotFoundError:
             raise NotFoundError(f"{kind} {aggregate_id} not found") from None
 
     def get_run(self, run_id: UUID) -> Run:
-        ahead = self._ahead.get(run_id) if self._ahead else None
-        if ahead:  # what the store holds, read with its import's batch
-            run = run_model.project_run(None, ahead)
-            assert run is not None  # a run's stream begins with the run
-            return run
         return self._get(run_id, run_model.project_run, "run")  # type: ignore[no-any-return]
 
     def _stream(self, aggregate_id: UUID) -> Iterable[Event]:

@@ -6,8 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import uuid
+from collections import Counter
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +238,59 @@ class TestRecordedRunsReadWithTheBatch:
         assert not read_ids & {run_id_for("native", k) for k in [*keys, "new"]}
         merged = [f for f in facts_of(services) if f["metrics"] == {"x": 1}]
         assert len(merged) == 10
+
+    def test_a_grown_database_reads_none_of_its_recorded_streams_one_by_one(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The orchestrator's database a few days later: its recorded runs, closed run
+        # groups and skips are compared with the events read with each batch.
+        def row(i: int, status: str = "succeeded") -> dict[str, Any]:
+            skipped = status == "skipped"
+            return db_row(
+                run_id=f"run_bfcl_20260512T1015{i:02d}Z_1_{i:08x}",
+                run_group_id=f"rg_20260512T101455Z_{i % 2:08x}",
+                status=status,
+                metrics={"reason": "already_succeeded"} if skipped else {"n": 10},
+            )
+
+        def database(path: Path, rows: list[dict[str, Any]]) -> Path:
+            db = make_db(path, rows)
+            with closing(sqlite3.connect(db)) as conn, conn:
+                conn.execute("ALTER TABLE run_groups ADD COLUMN finished_at TEXT")
+                for g in range(2):
+                    conn.execute(
+                        "INSERT INTO run_groups VALUES (?, ?, ?)",
+                        (
+                            f"rg_20260512T101455Z_{g:08x}",
+                            "2026-05-12T10:14:55+00:00",
+                            "2026-05-12T11:00:00+00:00",
+                        ),
+                    )
+            return db
+
+        rows = [row(i, "skipped" if i % 3 == 2 else "succeeded") for i in range(9)]
+        first = database(tmp_path / "a" / "orchestrator.sqlite", rows)
+        assert import_file(services, first).new_runs == 6
+        fmt = formats.by_name("orchestrator")
+        items = list(formats.stream(fmt, first, {}))
+        recorded = {i for item in items if (i := import_lookups.stream_id(fmt.SYSTEM, item))}
+        kinds = Counter(type(item).__name__ for item in items)
+        assert kinds == {"GroupRecord": 2, "RunRecord": 6, "SkipRecord": 3}
+        assert len(recorded) == 11
+        ledger = services.ledger
+        read: list[Any] = []
+        for obj in (ledger.events, ledger.repository):
+            real = obj.get
+
+            def spy(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                read.append(args[0] if args else kwargs.get("originator_id"))
+                return _real(*args, **kwargs)
+
+            monkeypatch.setattr(obj, "get", spy)
+        grown = database(tmp_path / "b" / "orchestrator.sqlite", [*rows, row(9)])
+        report = import_file(services, grown)
+        assert (report.state, report.runs, report.new_runs) == ("imported", 7, 1)
+        assert read and not set(read) & recorded
 
     def test_decides_as_reads_run_by_run_do(self, tmp_path: Path) -> None:
         # The same files through a ledger that reads recorded runs with the batch and one
