@@ -33,7 +33,8 @@ def present_streams(recorder: Any) -> Present | None:
 def stream_events(recorder: Any) -> Read | None:
     """A function giving every committed event of the given streams (what
     `events.get(id)` reads for each), as stored, or None for a store without one. Each
-    stream is read whole: meant for short ones (runs), not a group's thousands."""
+    stream is read whole: meant for short ones (runs, a source's run groups, skips'
+    notes), not an import group's thousands of skips."""
     if isinstance(recorder, SQLiteApplicationRecorder):
         return lambda ids: _sqlite_events(recorder, ids)
     postgres = sys.modules.get("eventsourcing.postgres")
