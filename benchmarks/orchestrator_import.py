@@ -672,10 +672,7 @@ def build_db(
 
 def grown_copy(source: Path, target: Path, built: Built, rows: int, turns: int) -> Built:
     """A copy of `source` with `rows` more rows: the database a few days later."""
-    shutil.copyfile(source, target)
-    wal = source.with_name(source.name + "-wal")
-    if wal.is_file():
-        shutil.copyfile(wal, target.with_name(target.name + "-wal"))
+    copy_with_wal(source, target)
     assert built.generator is not None
     return build_db(target, rows, turns, built.generator)
 
@@ -695,6 +692,14 @@ def appended_since(ledger: Path, position: int) -> int:
     return len(json.loads(text))
 
 
+def copy_with_wal(source: Path, target: Path) -> None:
+    """A SQLite file copied with its write-ahead log, when it has one."""
+    shutil.copyfile(source, target)
+    wal = source.with_name(source.name + "-wal")
+    if wal.is_file():
+        shutil.copyfile(wal, target.with_name(target.name + "-wal"))
+
+
 def plain_copy(source: Path, target_dir: Path) -> float:
     """Seconds to copy the database (with its WAL), read its benchmark_runs rows in run_id
     order and insert them into one table of a new WAL SQLite file, in one commit."""
@@ -702,10 +707,7 @@ def plain_copy(source: Path, target_dir: Path) -> float:
     copy = target_dir / "orchestrator-copy.sqlite"
     out_path = target_dir / "plain.sqlite"
     t0 = time.perf_counter()
-    shutil.copyfile(source, copy)
-    wal = source.with_name(source.name + "-wal")
-    if wal.is_file():
-        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+    copy_with_wal(source, copy)
     src = sqlite3.connect(copy)
     out = connect_wal(out_path)
     out.execute(f"CREATE TABLE benchmark_runs ({BASE_COLUMNS}, {MIGRATION_COLUMNS})")
@@ -734,7 +736,7 @@ class Result:
     reimport_states: list[str]
     plain_wall: float
     grown: Built  # the rows a copy of the database gained (`grown_copy`)
-    grown_import: Usage  # their import into the same ledger
+    grown_import: Usage  # its import into a copy of the ledger
     grown_new_runs: int
 
     @property
@@ -772,7 +774,7 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     grown_path = folder / "orchestrator-grown.sqlite"
     grown = grown_copy(source, grown_path, built, max(1, rows // 100), turns_per_run)
     later = folder / "ledger-grown.db"  # a copy: the ledger above stays as the re-import left it
-    shutil.copyfile(ledger, later)
+    copy_with_wal(ledger, later)
     grown_import = child_usage(["--db", str(later), "import", str(grown_path), "--json"])
     grown_states, grown_new = import_report(grown_import.text)
     if grown_states != ["imported"]:

@@ -5,7 +5,8 @@ the recorded ones it compares with, instead of one lookup each."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -22,12 +23,17 @@ CHUNK = 500
 def present_streams(recorder: Any) -> Present | None:
     """A function giving which of the given streams have a first event, as committed
     (what `events.get(id, lte=1)` sees), or None for a store without one."""
-    if isinstance(recorder, SQLiteApplicationRecorder):
-        return lambda ids: _sqlite(recorder, ids)
-    postgres = sys.modules.get("eventsourcing.postgres")  # loaded only when it is used
-    if postgres is not None and isinstance(recorder, postgres.PostgresApplicationRecorder):
-        return lambda ids: _postgres(recorder, ids)
-    return None
+    select = _selector(recorder)
+    if select is None:
+        return None
+
+    def present(ids: Sequence[UUID]) -> set[UUID]:
+        found: set[UUID] = set()
+        for rows in select(ids, "originator_id", "AND originator_version <= 1"):
+            found.update(UUID(str(row["originator_id"])) for row in rows)
+        return found
+
+    return present
 
 
 def stream_events(recorder: Any) -> Read | None:
@@ -35,11 +41,32 @@ def stream_events(recorder: Any) -> Read | None:
     `events.get(id)` reads for each), as stored, or None for a store without one. Each
     stream is read whole: meant for short ones (runs, a source's run groups, skips'
     notes), not an import group's thousands of skips."""
+    select = _selector(recorder)
+    if select is None:
+        return None
+
+    def read(ids: Sequence[UUID]) -> dict[UUID, list[StoredEvent]]:
+        found: dict[UUID, list[StoredEvent]] = {}
+        columns = "originator_id, originator_version, topic, state"
+        for rows in select(ids, columns, "ORDER BY originator_id, originator_version"):
+            _collect(found, rows)
+        return found
+
+    return read
+
+
+# `select(ids, columns, rest)`: per chunk of ids, the rows of `SELECT columns FROM
+# <events> WHERE originator_id IN <chunk> rest`, read by column name (sqlite3.Row,
+# psycopg's dict rows), in one read transaction.
+Select = Callable[[Sequence[UUID], str, str], Iterator[Sequence[Any]]]
+
+
+def _selector(recorder: Any) -> Select | None:
     if isinstance(recorder, SQLiteApplicationRecorder):
-        return lambda ids: _sqlite_events(recorder, ids)
-    postgres = sys.modules.get("eventsourcing.postgres")
+        return partial(_sqlite, recorder)
+    postgres = sys.modules.get("eventsourcing.postgres")  # loaded only when it is used
     if postgres is not None and isinstance(recorder, postgres.PostgresApplicationRecorder):
-        return lambda ids: _postgres_events(recorder, ids)
+        return partial(_postgres, recorder)
     return None
 
 
@@ -47,93 +74,51 @@ def _chunks(ids: Sequence[UUID]) -> list[Sequence[UUID]]:
     return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
 
 
-def _sqlite(recorder: SQLiteApplicationRecorder, ids: Sequence[UUID]) -> set[UUID]:
-    found: set[UUID] = set()
+def _sqlite(
+    recorder: SQLiteApplicationRecorder, ids: Sequence[UUID], columns: str, rest: str
+) -> Iterator[Sequence[Any]]:
     with recorder.datastore.transaction(commit=False) as cursor:
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
             cursor.execute(
-                f"SELECT originator_id FROM {recorder.events_table_name} "
-                f"WHERE originator_id IN ({marks}) AND originator_version <= 1",
+                f"SELECT {columns} FROM {recorder.events_table_name} "
+                f"WHERE originator_id IN ({marks}) {rest}",
                 [i.hex for i in chunk],  # stored as the recorder stores them
             )
-            found.update(UUID(row[0]) for row in cursor.fetchall())
-    return found
+            yield cursor.fetchall()
 
 
-def _sqlite_events(
-    recorder: SQLiteApplicationRecorder, ids: Sequence[UUID]
-) -> dict[UUID, list[StoredEvent]]:
-    found: dict[UUID, list[StoredEvent]] = {}
+def _postgres(recorder: Any, ids: Sequence[UUID], columns: str, rest: str) -> Iterator[Any]:
+    from psycopg.sql import SQL, Identifier
+
+    statement = SQL(
+        f"SELECT {columns} FROM {{schema}}.{{table}} WHERE originator_id = ANY(%s) {rest}"
+    ).format(
+        schema=Identifier(recorder.datastore.schema),
+        table=Identifier(recorder.events_table_name),
+    )
+    textual = recorder.datastore.originator_id_type != "uuid"
     with recorder.datastore.transaction(commit=False) as cursor:
         for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            cursor.execute(
-                "SELECT originator_id, originator_version, topic, state "
-                f"FROM {recorder.events_table_name} WHERE originator_id IN ({marks}) "
-                "ORDER BY originator_id, originator_version",
-                [i.hex for i in chunk],
-            )
-            _collect(found, cursor.fetchall())
-    return found
+            cursor.execute(statement, [[str(i) for i in chunk] if textual else list(chunk)])
+            yield cursor.fetchall()
 
 
 def _collect(found: dict[UUID, list[StoredEvent]], rows: Sequence[Any]) -> None:
-    """Rows with the stored events' columns, sorted by stream and version, into `found`
-    (each store's rows are read by column name: sqlite3.Row, psycopg's dict rows)."""
-    stream: UUID | None = None
-    held = ""
+    """Rows of stored events, sorted by stream and version, into `found`."""
+    held, stream = "", UUID(int=0)
     events: list[StoredEvent] = []
     for row in rows:
-        oid, version = row["originator_id"], row["originator_version"]
-        topic, state = row["topic"], row["state"]
-        if stream is None or str(oid) != held:
+        oid = row["originator_id"]
+        if str(oid) != held:
             held = str(oid)
             stream = oid if isinstance(oid, UUID) else UUID(held)
             events = found.setdefault(stream, [])
         events.append(
             StoredEvent(
                 originator_id=stream,
-                originator_version=version,
-                topic=topic,
-                state=bytes(state),
+                originator_version=row["originator_version"],
+                topic=row["topic"],
+                state=bytes(row["state"]),
             )
         )
-
-
-def _postgres(recorder: Any, ids: Sequence[UUID]) -> set[UUID]:
-    from psycopg.sql import SQL, Identifier
-
-    statement = SQL(
-        "SELECT originator_id FROM {schema}.{table} "
-        "WHERE originator_id = ANY(%s) AND originator_version <= 1"
-    ).format(
-        schema=Identifier(recorder.datastore.schema),
-        table=Identifier(recorder.events_table_name),
-    )
-    textual = recorder.datastore.originator_id_type != "uuid"
-    found: set[UUID] = set()
-    with recorder.datastore.transaction(commit=False) as cursor:
-        for chunk in _chunks(ids):
-            cursor.execute(statement, [[str(i) for i in chunk] if textual else list(chunk)])
-            found.update(UUID(str(row["originator_id"])) for row in cursor.fetchall())
-    return found
-
-
-def _postgres_events(recorder: Any, ids: Sequence[UUID]) -> dict[UUID, list[StoredEvent]]:
-    from psycopg.sql import SQL, Identifier
-
-    statement = SQL(
-        "SELECT originator_id, originator_version, topic, state FROM {schema}.{table} "
-        "WHERE originator_id = ANY(%s) ORDER BY originator_id, originator_version"
-    ).format(
-        schema=Identifier(recorder.datastore.schema),
-        table=Identifier(recorder.events_table_name),
-    )
-    textual = recorder.datastore.originator_id_type != "uuid"
-    found: dict[UUID, list[StoredEvent]] = {}
-    with recorder.datastore.transaction(commit=False) as cursor:
-        for chunk in _chunks(ids):
-            cursor.execute(statement, [[str(i) for i in chunk] if textual else list(chunk)])
-            _collect(found, cursor.fetchall())
-    return found
