@@ -123,8 +123,9 @@ class LedgerBase(Application[UUID]):
     _buffered: int = 0
     # Set by the composition root: which of the given streams hold events, in one query.
     streams_present: Callable[[Sequence[UUID]], set[UUID]] | None = None
-    # Set by the composition root: every committed event of the given streams, as
-    # stored, in one query per chunk (`adapters.store.streams.stream_events`).
+    # Set by the composition root: every committed event of those of the given streams
+    # that fit its byte budget, as stored, in one query per chunk
+    # (`adapters.store.streams.stream_events`); the others are read on their own.
     stream_events: Callable[[Sequence[UUID]], dict[UUID, list[Any]]] | None = None
     # Streams a batch lookup found without events (`import_lookups`), while appending
     # together: `_first_event` needs no query for them.

@@ -1,6 +1,7 @@
 """Which of many streams hold events, and what those events are, asked of the event store
 in one query per chunk: an import knows ahead which of a batch of runs are new, and reads
-the recorded ones it compares with, instead of one lookup each."""
+the recorded ones it compares with, instead of one lookup each (within a byte budget:
+what a batch reads ahead never grows with what the ledger holds)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
 Present = Callable[[Sequence[UUID]], set[UUID]]
-# Every stored event of each given stream that holds any, in stream order.
+# Every stored event of those given streams that fit the budget, in stream order.
 Read = Callable[[Sequence[UUID]], dict[UUID, list[StoredEvent]]]
 # Ids per statement: far below SQLite's limit of bound parameters (999 in old builds).
 CHUNK = 500
+# The stored bytes one read returns at most (decoded, they take a few times that). The
+# batch is bounded by what the file states; a recorded run may hold far more (a file of
+# run lines restating runs recorded with thousands of cells each): such streams are left
+# to be read one by one, as a read run by run does.
+READ_BYTES = 16 << 20
 
 
 def present_streams(recorder: Any) -> Present | None:
@@ -39,20 +45,38 @@ def present_streams(recorder: Any) -> Present | None:
 def stream_events(recorder: Any) -> Read | None:
     """A function giving every committed event of the given streams (what
     `events.get(id)` reads for each), as stored, or None for a store without one. Each
-    stream is read whole: meant for short ones (runs, a source's run groups, skips'
-    notes), not an import group's thousands of skips."""
+    stream is read whole, and only streams that fit `READ_BYTES` together are (in the
+    order given); the others are left out, for the caller to read on its own. Meant for
+    short streams (runs, a source's run groups, skips' notes), not an import group's
+    thousands of skips."""
     select = _selector(recorder)
     if select is None:
         return None
 
     def read(ids: Sequence[UUID]) -> dict[UUID, list[StoredEvent]]:
         found: dict[UUID, list[StoredEvent]] = {}
+        within = _within(select, ids, READ_BYTES)
         columns = "originator_id, originator_version, topic, state"
-        for rows in select(ids, columns, "ORDER BY originator_id, originator_version"):
+        for rows in select(within, columns, "ORDER BY originator_id, originator_version"):
             _collect(found, rows)
         return found
 
     return read
+
+
+def _within(select: Select, ids: Sequence[UUID], budget: int) -> list[UUID]:
+    """Those of `ids` whose stored events fit `budget` bytes together, in order (a stream
+    too large is passed over, and smaller ones after it may still fit)."""
+    sizes: dict[UUID, int] = {}
+    for rows in select(ids, "originator_id, sum(length(state)) AS size", "GROUP BY 1"):
+        sizes.update((UUID(str(row["originator_id"])), int(row["size"])) for row in rows)
+    within: list[UUID] = []
+    for stream in ids:
+        size = sizes.get(stream)
+        if size is not None and size <= budget:
+            within.append(stream)
+            budget -= size
+    return within
 
 
 # `select(ids, columns, rest)`: per chunk of ids, the rows of `SELECT columns FROM

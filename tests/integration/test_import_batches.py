@@ -217,6 +217,74 @@ class TestRecordedRunsReadWithTheBatch:
         assert len(found[recorded[0]]) == 2
         assert read([]) == {}
 
+    def test_a_read_stays_within_its_budget_and_leaves_larger_streams_out(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import_file(services, runs_file(tmp_path / "small.jsonl", ["a", "c"], cells=False))
+        big = write_jsonl(
+            tmp_path / "big.jsonl",
+            [
+                {"type": "run", "run_key": "b", "benchmark": "bfcl", "agent": "eliza"}
+                | {"model": "m", "status": "succeeded", "score": 0.5},
+                *({"type": "cell", "key": f"c{i}", "outcome": "passed"} for i in range(1200)),
+            ],
+        )
+        import_file(services, big)
+        ledger = services.ledger
+        a, b, c = (run_id_for("native", k) for k in "abc")
+        size = {s: sum(len(e.state) for e in ledger.recorder.select_events(s)) for s in (a, b, c)}
+        assert size[b] > size[a] + size[c]
+        read = ledger.stream_events
+        assert read is not None
+        # The large stream is passed over; a smaller one after it still fits.
+        monkeypatch.setattr(streams, "READ_BYTES", size[a] + size[c])
+        found = read([a, b, c])
+        assert set(found) == {a, c}
+        assert [len(found[s]) for s in (a, c)] == [1, 1]  # each stream whole
+        monkeypatch.setattr(streams, "READ_BYTES", size[a] + size[c] - 1)
+        assert set(read([a, b, c])) == {a}
+        monkeypatch.setattr(streams, "READ_BYTES", sum(size.values()))
+        assert set(read([a, b, c])) == {a, b, c}
+
+    def test_runs_restated_without_their_cells_are_read_within_the_budget(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Runs recorded with many cells, restated by run lines alone: the batch is
+        # small, what the ledger holds of it is not. What one read returns stays within
+        # the budget; the runs past it are read one by one, and decided alike.
+        keys = [f"r{i}" for i in range(6)]
+        lines: list[dict[str, Any]] = []
+        for key in keys:
+            lines.append(
+                {"type": "run", "run_key": key, "benchmark": "bfcl", "agent": "eliza"}
+                | {"model": "m", "status": "succeeded", "score": 0.5}
+            )
+            lines.extend({"type": "cell", "key": f"c{i}", "outcome": "passed"} for i in range(600))
+        import_file(services, write_jsonl(tmp_path / "full.jsonl", lines))
+        ledger = services.ledger
+        ids = [run_id_for("native", k) for k in keys]
+        one = sum(len(e.state) for e in ledger.recorder.select_events(ids[0]))
+        budget = 2 * one + one // 2  # two of the six runs at a time
+        monkeypatch.setattr(streams, "READ_BYTES", budget)
+        returned: list[int] = []
+        real = ledger.stream_events
+        assert real is not None
+
+        def spy(wanted: list[uuid.UUID]) -> dict[uuid.UUID, list[Any]]:
+            found = real(wanted)
+            returned.append(sum(len(e.state) for held in found.values() for e in held))
+            return found
+
+        monkeypatch.setattr(ledger, "stream_events", spy)
+        reads = Counting(monkeypatch, ledger.repository, "get")
+        path = runs_file(tmp_path / "heads.jsonl", keys, metrics={"x": 1}, cells=False)
+        report = import_file(services, path)
+        assert (report.state, report.runs, report.new_runs) == ("imported", 6, 6)
+        assert returned and max(returned) <= budget
+        assert len([i for (i, *_) in reads.calls if i in ids]) >= 4  # past the budget
+        merged = [f for f in facts_of(services) if f["metrics"] == {"x": 1}]
+        assert len(merged) == 6
+
     def test_recorded_runs_are_read_a_batch_at_a_time_not_run_by_run(
         self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
