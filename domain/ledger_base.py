@@ -164,9 +164,12 @@ class LedgerBase(Application[UUID]):
 
     # -- reading aggregates -------------------------------------------------
 
+    def _read_ahead(self, aggregate_id: UUID) -> list[Event] | None:
+        """The stream's events as its import's batch read them, if it did (`_ahead`)."""
+        return self._ahead.get(aggregate_id) if self._ahead else None
+
     def _get(self, aggregate_id: UUID, projector: Any, kind: str) -> Any:
-        ahead = self._ahead.get(aggregate_id) if self._ahead else None
-        if ahead:  # what the store holds, read with its import's batch
+        if ahead := self._read_ahead(aggregate_id):  # what the store holds, read ahead
             return projector(None, ahead)
         try:
             return self.repository.get(aggregate_id, projector_func=projector)
@@ -178,8 +181,7 @@ class LedgerBase(Application[UUID]):
 
     def _stream(self, aggregate_id: UUID) -> Iterable[Event]:
         """Every event of a stream: read ahead with its import's batch, or from the store."""
-        ahead = self._ahead.get(aggregate_id) if self._ahead else None
-        if ahead:
+        if ahead := self._read_ahead(aggregate_id):
             return ahead
         return self.events.get(aggregate_id)  # type: ignore[return-value]
 
@@ -194,7 +196,7 @@ class LedgerBase(Application[UUID]):
     def _first_event(self, aggregate_id: UUID) -> Event | None:
         if self._absent is not None and aggregate_id in self._absent:
             return None
-        if self._ahead and (ahead := self._ahead.get(aggregate_id)):
+        if ahead := self._read_ahead(aggregate_id):
             return ahead[0]
         for event in self.events.get(aggregate_id, lte=1):
             return event  # type: ignore[return-value]
