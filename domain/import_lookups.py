@@ -5,7 +5,7 @@ lookups per run (group, skip) against a table that grows with every file."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import cast
+from typing import Any, cast
 from uuid import UUID
 
 from benchledger.domain.base import Event
@@ -21,8 +21,10 @@ LOOKAHEAD = 500
 LOOKAHEAD_CELLS = 5_000
 
 
-def stream_id(system: str, item: Parsed) -> UUID | None:
+def stream_id(system: str, item: Parsed | tuple[Any, ...]) -> UUID | None:
     """The stream whose first event says whether the item is recorded already."""
+    if isinstance(item, tuple):  # a run made into its events where it was read
+        return UUID(bytes=item[1])  # `PreparedRun.run_id`
     if isinstance(item, RunRecord):
         return run_id_for(system, item.header.natural_key())
     if isinstance(item, GroupRecord):

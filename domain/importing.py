@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import StoredEvent
 
 from benchledger.domain import benchmark as benchmark_model
 from benchledger.domain import facts, result_import, run_rules
@@ -25,8 +26,10 @@ from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
     ImportOutcome,
+    PreparedEvent,
     RunOutcome,
     _project,
+    _weight,
 )
 from benchledger.domain.records import (
     GroupRecord,
@@ -45,6 +48,39 @@ from benchledger.domain.signatures import (
 )
 
 Parsed = RunRecord | SkipRecord | GroupRecord
+
+
+class PreparedRun(NamedTuple):
+    """A run that no stream held when its file was read, made into its stored events by
+    the process that read it (`Importing.prepare`), with what the import keeps of it
+    besides: sent to the importing process as plain data (`tuple(prepared)`), which
+    appends the events as they are."""
+
+    run_key: str
+    run_id: bytes
+    # Each event as (its stream's id, version, weight, topic, stored state).
+    events: tuple[tuple[bytes, int, int, str, bytes], ...]
+    # The attempt the source counted (None: it states none, or the run has no key).
+    attempt: int | None
+    signature: str
+    benchmark: str
+    agent: str
+    unit: str | None
+    higher_is_better: bool
+
+    def stored(self) -> list[PreparedEvent]:
+        return [
+            PreparedEvent(
+                StoredEvent(
+                    originator_id=UUID(bytes=stream),
+                    originator_version=version,
+                    topic=topic,
+                    state=state,
+                ),
+                weight,
+            )
+            for stream, version, weight, topic, state in self.events
+        ]
 
 
 class CountedAttempts:
@@ -67,6 +103,11 @@ class CountedAttempts:
             return
         item = (attempt, run_id.bytes, header.run_key)
         self._add(header.signature, header.benchmark, header.agent, item)
+
+    def prepared(self, run: PreparedRun, run_id: UUID) -> None:
+        if run.attempt is not None:
+            item = (run.attempt, run_id.bytes, run.run_key)
+            self._add(run.signature, run.benchmark, run.agent, item)
 
     def skip(self, skip: SkipRecord) -> None:
         if skip.attempt is None or skip.attempt < 1 or not skip.skip_key:
@@ -135,6 +176,62 @@ class Importing(LookupsAhead):
                 # another writer recorded some of it first: decide again
         raise ConcurrencyError(f"{source.path}: other writers kept changing the same runs")
 
+    def prepare(
+        self, system: str, source: SourceFile, group: GroupHandle | None
+    ) -> Callable[[list[Parsed]], list[Parsed | tuple[Any, ...]]] | None:
+        """What a process forked from this one, reading `source`, may do to a batch of
+        its records to spare this one work: each run that no stream holds yet (as
+        committed) made into the stored events `import_runs` would append for it, a
+        `PreparedRun` as plain data, which crosses to this process for a fraction of
+        what the record would cost. The others are left as they are (a run recorded
+        already is compared here; a key that may name a run of this ledger is looked up
+        here). None where the store gives a forked process no lookup of its own."""
+        present = self.streams_present_forked
+        if present is None:
+            return None
+        mapper = self.mapper
+
+        def prepare(records: list[Parsed]) -> list[Parsed | tuple[Any, ...]]:
+            runs = {
+                i: (record, run_key, run_id_for(system, run_key))
+                for i, record in enumerate(records)
+                if isinstance(record, RunRecord)
+                and own_run_id(run_key := record.header.natural_key()) is None
+            }
+            recorded = present([run_id for _, _, run_id in runs.values()]) if runs else set()
+            done: list[Parsed | tuple[Any, ...]] = list(records)
+            for i, (record, run_key, run_id) in runs.items():
+                if run_id in recorded:
+                    continue
+                header = record.header
+                batches = [
+                    cells_json(record.cells[k : k + CELL_BATCH])
+                    for k in range(0, len(record.cells), CELL_BATCH)
+                ]
+                content = record.content_sha256(batches) if batches else record.content_sha256()
+                events = self._run_events(system, run_id, record, source, content, group, batches)
+                attempt = run_rules.stated_attempt({**header.provenance, **record.supplement})
+                stored = [(mapper.to_stored_event(e), _weight(e)) for e in events]
+                done[i] = tuple(
+                    PreparedRun(
+                        run_key=run_key,
+                        run_id=run_id.bytes,
+                        events=tuple(
+                            (e.originator_id.bytes, s.originator_version, w, s.topic, s.state)
+                            for e, (s, w) in zip(events, stored, strict=True)
+                        ),
+                        attempt=attempt if header.run_key else None,
+                        signature=header.signature,
+                        benchmark=header.benchmark,
+                        agent=header.agent,
+                        unit=header.unit,
+                        higher_is_better=header.higher_is_better,
+                    )
+                )
+            return done
+
+        return prepare
+
     def _import_once(
         self,
         system: str,
@@ -148,7 +245,8 @@ class Importing(LookupsAhead):
             return ImportOutcome("unchanged", (), 0)
         outcomes = RunOutcomes()
         keys: set[str] = set()
-        new_benchmarks: dict[str, RunRecord] = {}
+        # The benchmarks of its new runs, each with the unit and direction of its first.
+        new_benchmarks: dict[str, tuple[str | None, bool]] = {}
         # Skips and their notes not saved yet: saved with the next run's events, so that
         # memory holds those of a batch, not of the file.
         pending: list[SkipRecord] = []
@@ -164,6 +262,26 @@ class Importing(LookupsAhead):
             counted.skip(skip)
         appended = 0
         for item in self._looked_up(system, items):
+            if isinstance(item, tuple):  # a new run, made into its events where it was read
+                prepared = PreparedRun._make(item)
+                run_id = UUID(bytes=prepared.run_id)
+                if prepared.run_key in keys:
+                    raise ImportConflictError(
+                        f"{source.path}: run '{prepared.run_key}' appears twice in one file"
+                    )
+                keys.add(prepared.run_key)
+                if self._first_event(run_id) is not None:
+                    # Another writer recorded it after it was read: decide again.
+                    raise ConcurrencyError(
+                        f"{source.path}: run '{prepared.run_key}' was recorded meanwhile"
+                    )
+                outcomes.append(RunOutcome(run_id, prepared.run_key, "imported"))
+                new_benchmarks.setdefault(
+                    prepared.benchmark, (prepared.unit, prepared.higher_is_better)
+                )
+                counted.prepared(prepared, run_id)
+                appended += self._append(prepared.stored(), group, pending, notes, system)
+                continue
             if isinstance(item, GroupRecord):
                 group_events = self._source_group(system, item)
                 if group_events:
@@ -237,7 +355,8 @@ class Importing(LookupsAhead):
             outcomes.append(
                 RunOutcome(run_id, run_key, "imported" if current is None else "amended")
             )
-            new_benchmarks.setdefault(record.header.benchmark, record)
+            header = record.header
+            new_benchmarks.setdefault(header.benchmark, (header.unit, header.higher_is_better))
             counted.run(record, run_id)
             appended += self._append(events, group, pending, notes, system)
         if not appended and not skipped:
@@ -249,14 +368,14 @@ class Importing(LookupsAhead):
         for attempts in counted.events(self._signature_stream):
             appended += self._append([attempts], group, pending, notes, system)
         closing: list[Event] = []
-        for name, record in sorted(new_benchmarks.items()):
+        for name, (unit, higher_is_better) in sorted(new_benchmarks.items()):
             if self._first_event(benchmark_id_for(name)) is None:  # not registered yet
                 registered = benchmark_model.register(
                     benchmark_id_for(name),
                     None,
                     name,
-                    unit=record.header.unit,
-                    higher_is_better=record.header.higher_is_better,
+                    unit=unit,
+                    higher_is_better=higher_is_better,
                 )
                 assert registered is not None
                 closing.append(registered)

@@ -37,7 +37,23 @@ SAVE_EVENTS = 1_000
 SAVE_WEIGHT = 5_000
 
 
-def _weight(event: Event) -> int:
+class PreparedEvent:
+    """An event already made into what the store holds (`stored`: the mapper's own
+    `StoredEvent` of it), by the process that read its run (`Importing.prepare`): saved
+    like any event, written as it is."""
+
+    __slots__ = ("originator_id", "originator_version", "stored", "weight")
+
+    def __init__(self, stored: Any, weight: int) -> None:
+        self.originator_id: UUID = stored.originator_id
+        self.originator_version: int = stored.originator_version
+        self.weight = weight
+        self.stored = stored
+
+
+def _weight(event: Event | PreparedEvent) -> int:
+    if type(event) is PreparedEvent:
+        return event.weight
     if isinstance(event, run_model.CellsRecorded):
         return 1 + len(event.cells)
     if isinstance(event, run_model.TrajectoryRecorded | run_model.RunImported):
@@ -127,6 +143,9 @@ class LedgerBase(Application[UUID]):
     # that fit its byte budget, as stored, in one query per chunk
     # (`adapters.store.streams.stream_events`); the others are read on their own.
     stream_events: Callable[[Sequence[UUID]], dict[UUID, list[Any]]] | None = None
+    # Set by the composition root where the store allows: `streams_present` for a process
+    # forked from this one (`Importing.prepare`), through a connection of its own.
+    streams_present_forked: Callable[[Sequence[UUID]], set[UUID]] | None = None
     # Streams a batch lookup found without events (`import_lookups`), while appending
     # together: `_first_event` needs no query for them.
     _absent: set[UUID] | None = None

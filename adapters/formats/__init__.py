@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from benchledger.adapters.formats import kept
-from benchledger.adapters.formats.common import Owner
+from benchledger.adapters.formats.common import Owner, Units
 from benchledger.domain.errors import InputFormatError, PartOfResultError, UnknownFormatError
 from benchledger.domain.matrix import AgentRules
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
@@ -112,9 +112,40 @@ def read(fmt: Format, path: Path, defaults: dict[str, Any] | None = None) -> Ite
     except InputFormatError:
         raise
     except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
-        # A parser that missed a case must fail this file, not a whole directory import.
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}") from e
+        raise _unreadable(fmt, path, e) from e
+
+
+def units(fmt: Format, path: Path) -> Units | None:
+    """The file as units parsed one by one (`common.Units`), where its format reads it so
+    (an orchestrator.sqlite), each parse failing as `read` fails; else None."""
+    finder = getattr(fmt, "units", None)
+    found: Units | None = finder(path) if finder else None
+    if found is None:
+        return None
+
+    def produce() -> Iterator[Any]:
+        try:
+            yield from found.produce()
+        except InputFormatError:
+            raise
+        except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+            raise _unreadable(fmt, path, e) from e
+
+    def parse(unit: Any) -> Parsed | None:
+        try:
+            return cast(Parsed | None, found.parse(unit))
+        except InputFormatError:
+            raise
+        except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
+            raise _unreadable(fmt, path, e) from e
+
+    return Units(produce, parse, found.weight)
+
+
+def _unreadable(fmt: Format, path: Path, e: BaseException) -> InputFormatError:
+    """A parser that missed a case must fail this file, not a whole directory import."""
+    why = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return InputFormatError(str(path), f"cannot be read as {fmt.NAME}: {why}")
 
 
 def checked(fmt: Format, path: Path, records: Iterable[Parsed]) -> Iterator[Parsed]:

@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -35,6 +35,18 @@ class Owner(NamedTuple):
     primary: Path
     what: str
     target: Path
+
+
+class Units(NamedTuple):
+    """A file read as units of plain data (rows as the file holds them) that parse each
+    into a record on their own: `produce()` yields them, `parse(unit)` reads one (None:
+    a unit that states no record), `weight(unit)`: roughly how much its record holds
+    besides its header. An import reads the units in one process and parses each in
+    whichever of two has time (`read_ahead.units_ahead`)."""
+
+    produce: Callable[[], Iterator[Any]]
+    parse: Callable[[Any], Any]
+    weight: Callable[[Any], int]
 
 
 def not_regular(mode: int) -> str | None:

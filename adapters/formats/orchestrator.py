@@ -30,15 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.adapters.formats import orchestrator_hyperliquid as hyperliquid
-from benchledger.adapters.formats.common import read_bytes
+from benchledger.adapters.formats.common import Units, read_bytes
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_sources import (
     SQLITE_MAGIC,
     parse_comparison,
     parse_row_file,
     parse_sqlite,
+    parse_unit,
     parse_viewer,
     stream_sqlite,
+    stream_units,
+    unit_weight,
     wal_file,
 )
 from benchledger.domain.errors import InputFormatError
@@ -140,6 +143,17 @@ def stream(
         yield from stream_sqlite(path)
     else:
         yield from parse(path, read_bytes(path), defaults)
+
+
+def units(path: Path) -> Units | None:
+    """An orchestrator.sqlite as units a child process may read while either process
+    parses them (`stream_units`, `parse_unit`); None for the other files."""
+    with path.open("rb") as f:
+        head = f.read(len(SQLITE_MAGIC))
+    if head != SQLITE_MAGIC:
+        return None
+    name = str(path)
+    return Units(lambda: stream_units(path), lambda unit: parse_unit(name, unit), unit_weight)
 
 
 def declares(path: Path, head: bytes) -> bool:

@@ -84,16 +84,67 @@ ROW_BATCH = 500
 
 def _sqlite_records(path: Path, data: bytes | None) -> Iterator[Parsed]:
     name = str(path)
-    for raw, turns in _sqlite_rows(path, data):
-        if isinstance(raw, dict):  # a run_groups row
-            yield read_group(name, raw, "run_groups.")
-            continue
-        row, columns = raw.row(name)
-        record = read_row(name, row, "benchmark_runs.", "database", columns=columns)
-        if isinstance(record, RunRecord) and turns is not None and turns.rows:
-            record = turns.record(name, record)
+    for unit in _sqlite_units(path, data):
+        record = parse_unit(name, unit)
         if record is not None:
             yield record
+
+
+def stream_units(path: Path) -> Iterator[Unit]:
+    """The rows of an orchestrator.sqlite as the database hands them, a unit each
+    (`_sqlite_units`), for `parse_unit` to read: plain data (what `marshal` writes), so
+    that an import may read them in one process and parse each in whichever of two has
+    time (`read_ahead`). `stream_sqlite` is these units parsed in order."""
+    yield from _sqlite_units(path, None)
+
+
+# A unit: a run_groups row (a dict by column), or a benchmark_runs row with its query's
+# column names, and its trajectory rows with theirs (None: no trajectories table).
+Unit = dict[str, Any] | tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...] | None, Any]
+
+
+def parse_unit(name: str, unit: Unit) -> Parsed | None:
+    """The record a unit of `stream_units` states (None: a row that states no record),
+    refused as `parse_sqlite` refuses it; `name`: the file."""
+    if isinstance(unit, dict):  # a run_groups row
+        return read_group(name, unit, "run_groups.")
+    names, values, turn_names, turn_rows = unit
+    row, columns = _RunRow(_run_columns(names), values).row(name)
+    record = read_row(name, row, "benchmark_runs.", "database", columns=columns)
+    if isinstance(record, RunRecord) and turn_names is not None and turn_rows:
+        record = _turns(turn_names, turn_rows).record(name, record)
+    return record
+
+
+def unit_weight(unit: Unit) -> int:
+    """What a unit's record holds beyond its header, roughly: its trajectory rows."""
+    return 0 if isinstance(unit, dict) or unit[3] is None else len(unit[3])
+
+
+# What a query's column names come to (`_RunColumns`, the trajectory fields), worked out
+# once per distinct list of names: a file's rows share one.
+_COLUMNS: dict[tuple[str, ...], _RunColumns] = {}
+_TURN_COLUMNS: dict[tuple[str, ...], tuple[dict[str, int], tuple[tuple[str, int], ...]]] = {}
+
+
+def _run_columns(names: tuple[str, ...]) -> _RunColumns:
+    columns = _COLUMNS.get(names)
+    if columns is None:
+        if len(_COLUMNS) > 64:
+            _COLUMNS.clear()
+        columns = _COLUMNS[names] = _RunColumns(list(names))
+    return columns
+
+
+def _turns(names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> _Turns:
+    known = _TURN_COLUMNS.get(names)
+    if known is None:
+        if len(_TURN_COLUMNS) > 64:
+            _TURN_COLUMNS.clear()
+        index = {d: i for i, d in enumerate(names)}  # a repeated name: its last column
+        fields = tuple((k, index[k]) for k in TURN_FIELDS if k in index)
+        known = _TURN_COLUMNS[names] = (index, fields)
+    return _Turns(known[0], known[1], rows)
 
 
 TURN_FIELDS = tuple(Turn.model_fields)
@@ -252,11 +303,9 @@ class _RunRow(NamedTuple):
         return rest, kept
 
 
-def _sqlite_rows(
-    path: Path, data: bytes | None
-) -> Iterator[tuple[dict[str, Any] | _RunRow, _Turns | None]]:
-    """The rows of run_groups (dicts, with None for turns), then those of benchmark_runs,
-    by run_id, each with its trajectory rows (None without the table), from a private
+def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
+    """The rows of run_groups (dicts), then those of benchmark_runs, by run_id, each with
+    its query's column names and its trajectory rows (None without the table), from a private
     copy of the database (its bytes `data`, else its file) with its write-ahead log,
     where rows may still live: the orchestrator's own files are never locked or
     checkpointed by an import."""
@@ -283,16 +332,15 @@ def _sqlite_rows(
             if "run_groups" in tables:
                 groups = conn.execute("SELECT * FROM run_groups ORDER BY run_group_id")
                 while group_batch := _dicts(groups, ROW_BATCH):
-                    yield from ((r, None) for r in group_batch)
+                    yield from group_batch
             cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
-            names = [d[0] for d in cursor.description]
-            columns = _RunColumns(names)
+            names = tuple(d[0] for d in cursor.description)
             run_id = names.index("run_id") if "run_id" in names else None
             trajectories = "benchmark_run_trajectories" in tables
             while rows := cursor.fetchmany(ROW_BATCH):
                 ids = [None if run_id is None else r[run_id] for r in rows]
                 if not trajectories:
-                    yield from ((_RunRow(columns, r), None) for r in rows)
+                    yield from ((names, r, None, None) for r in rows)
                     continue
                 marks = ", ".join("?" * len(ids))
                 found = conn.execute(
@@ -300,14 +348,13 @@ def _sqlite_rows(
                     "ORDER BY run_id, trajectory_file, turn_index",
                     ids,
                 )
-                turn_names = {d[0]: i for i, d in enumerate(found.description)}
-                turn_fields = tuple((k, turn_names[k]) for k in TURN_FIELDS if k in turn_names)
+                turn_names = tuple(d[0] for d in found.description)
                 by_run: dict[Any, list[tuple[Any, ...]]] = {}
-                at = turn_names["run_id"]
+                at = len(turn_names) - 1 - turn_names[::-1].index("run_id")  # its last
                 for t in found.fetchall():
                     by_run.setdefault(t[at], []).append(t)
                 yield from (
-                    (_RunRow(columns, r), _Turns(turn_names, turn_fields, by_run.get(i, [])))
+                    (names, r, turn_names, by_run.get(i, []))
                     for r, i in zip(rows, ids, strict=True)
                 )
         except sqlite3.Error as e:

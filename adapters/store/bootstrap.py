@@ -15,7 +15,11 @@ from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTransc
 from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
 from benchledger.adapters.store.readonly import ReadOnlyRecorder
 from benchledger.adapters.store.settings import DEFAULT_DB, Settings
-from benchledger.adapters.store.streams import present_streams, stream_events
+from benchledger.adapters.store.streams import (
+    present_streams,
+    present_streams_forked,
+    stream_events,
+)
 from benchledger.adapters.store.transaction import spanning
 from benchledger.domain.ledger import Ledger
 from benchledger.projections.registry import all_projections
@@ -136,6 +140,7 @@ def open_ledger(settings: Settings) -> Ledger:
     ledger.transaction = spanning(ledger.recorder)
     ledger.streams_present = present_streams(ledger.recorder)
     ledger.stream_events = stream_events(ledger.recorder)
+    ledger.streams_present_forked = present_streams_forked(ledger.recorder)
     return ledger
 
 

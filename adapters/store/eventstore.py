@@ -11,6 +11,7 @@ from eventsourcing.utils import get_topic, register_topic, resolve_topic
 
 from benchledger import domain
 from benchledger.domain.base import PACKAGE, Event
+from benchledger.domain.ledger_base import PreparedEvent
 from benchledger.domain.run import CellsRecorded
 
 # Stored topics say `domain.<module>:<Event>` (see Event.TOPIC): resolve them in the
@@ -32,6 +33,8 @@ class PydanticMapper(Mapper[Any]):
     """Stores an event as its own JSON; upcasts older class versions on the way back."""
 
     def to_stored_event(self, domain_event: DomainEventProtocol[Any]) -> StoredEvent:
+        if type(domain_event) is PreparedEvent:  # made by this mapper where it was read
+            return cast(StoredEvent, domain_event.stored)
         event = cast(Event, domain_event)
         cls = type(event)
         if cls.class_version > 1:

@@ -49,8 +49,9 @@ def forked(
     unportable: Callable[[BaseException], BaseException],
     plain: bool = False,
     waited: Callable[[float], None] | None = None,
-    spare: Callable[[T, int], None] | None = None,
-) -> Iterator[T]:
+    spare: Callable[[T, int], Any] | None = None,
+    ahead: Callable[[list[T], int], list[Any]] | None = None,
+) -> Iterator[Any]:
     """What `produce()` yields, made in a child process; `batch(sent, item)`: whether the
     items waiting (`item` the last) go now. `died()`: the error when the child ends
     without a word; `unportable(e)`: what to raise for an error that cannot be sent.
@@ -59,12 +60,16 @@ def forked(
     takes; items it cannot write go by pickle. `waited(seconds)`: told, for each batch,
     how long this process took to receive it (mostly waiting for the child).
 
-    `spare(item, index)`: work on each item (the `index`-th sent) that either process
-    may do, raising to refuse it (a check). The child does it to a batch when it is the
-    faster half (more than `SPARE_WHEN_WAITING` of its messages wait for this process
-    to read them), else this process does, as it receives the items: the two share the
-    work as their speeds allow. Either way, an item is yielded only once it passed, and
-    what it raised is raised after the items before it, as in one process."""
+    `spare(item, index)`: work on each item that either process may do, giving what to
+    yield in its place (None: nothing), raising to refuse it (a check, a parse);
+    `index`: how many were yielded before it. The child does it to a batch when it is
+    the faster half (more than `SPARE_WHEN_WAITING` of its messages wait for this
+    process to read them), else this process does, as it receives the items: the two
+    share the work as their speeds allow. `ahead(items, first)`: what the child does
+    instead, to a whole batch (by default `spare` to each); it may do more than `spare`
+    where that saves this process work. When it raises, the child sends the batch as
+    it is, and this process does `spare` to each item: what is refused is refused here,
+    after the items before it, as in one process."""
     read_fd, write_fd = os.pipe()
     with contextlib.suppress(OSError, AttributeError):  # only Linux resizes pipes
         import fcntl
@@ -75,7 +80,7 @@ def forked(
         code = 1
         try:
             os.close(read_fd)
-            _send(produce, write_fd, batch, unportable, plain, spare)
+            _send(produce, write_fd, batch, unportable, plain, spare, ahead)
             code = 0
         finally:
             os._exit(code)
@@ -92,9 +97,9 @@ def _received(
     reader: BinaryIO,
     died: Callable[[], BaseException],
     waited: Callable[[float], None] | None = None,
-    spare: Callable[[Any, int], None] | None = None,
+    spare: Callable[[Any, int], Any] | None = None,
 ) -> Iterator[Any]:
-    count = 0  # items received
+    count = 0  # items yielded
     while True:
         try:
             if waited is None:
@@ -108,12 +113,14 @@ def _received(
         if kind in ("items", "marshalled"):
             items = marshal.loads(payload) if kind == "marshalled" else payload
             if spare is not None and pending:  # the child left their spare work
-                for i, item in enumerate(items, start=count):
-                    spare(item, i)
-                    yield item
+                for item in items:
+                    done = spare(item, count)
+                    if done is not None:
+                        count += 1
+                        yield done
             else:
+                count += len(items)
                 yield from items
-            count += len(items)
         elif kind == "error":
             raise _rebuilt(payload)
         else:
@@ -126,7 +133,8 @@ def _send(
     batch: Callable[[list[T], T], bool],
     unportable: Callable[[BaseException], BaseException],
     plain: bool = False,
-    spare: Callable[[T, int], None] | None = None,
+    spare: Callable[[T, int], Any] | None = None,
+    ahead: Callable[[list[T], int], list[Any]] | None = None,
 ) -> None:
     """Items in batches, then the end (or the error that stopped them). A broken pipe
     (the parent stopped reading) ends the child; what produces the items is closed
@@ -141,33 +149,36 @@ def _send(
                 is still to do."""
                 out.put(pickle.dumps((kind, payload, pending), pickle.HIGHEST_PROTOCOL))
 
-            def send(waiting: list[T], *, sparing: bool = True) -> BaseException | None:
+            def send(waiting: list[T], *, sparing: bool = True) -> None:
                 """Send `waiting`, its spare work done here when the parent is the slower
-                half; what that work raised (the items before the one refused are sent,
-                as done)."""
+                half (or left to the parent when that work refuses an item)."""
                 nonlocal count
-                error: BaseException | None = None
-                here = spare is not None and sparing and out.size >= SPARE_WHEN_WAITING
-                if here:
-                    assert spare is not None
-                    for i, item in enumerate(waiting):
-                        try:
-                            spare(item, count + i)
-                        except BaseException as e:
-                            error, waiting = e, waiting[:i]
-                            break
-                pending = spare is not None and not here
-                count += len(waiting)
+                sent: list[Any] = waiting
+                pending = spare is not None
+                if pending and sparing and out.size >= SPARE_WHEN_WAITING:
+                    try:
+                        sent = _ahead(waiting, count)
+                    except Exception:  # the parent does it again, and refuses it there
+                        pass
+                    else:
+                        pending = False
+                count += len(sent)
                 if plain:
                     try:
-                        data = marshal.dumps(waiting)
+                        data = marshal.dumps(sent)
                     except ValueError:  # an object marshal does not know
                         pass
                     else:
                         dump("marshalled", data, pending)
-                        return error
-                dump("items", waiting, pending)
-                return error
+                        return
+                dump("items", sent, pending)
+
+            def _ahead(waiting: list[T], first: int) -> list[Any]:
+                if ahead is not None:
+                    return ahead(waiting, first)
+                assert spare is not None
+                done = [spare(item, first + i) for i, item in enumerate(waiting)]
+                return [item for item in done if item is not None]
 
             waiting: list[T] = []
             try:
@@ -175,11 +186,9 @@ def _send(
                     waiting.append(item)
                     if batch(waiting, item):
                         sent, waiting = waiting, []
-                        if (refused := send(sent)) is not None:
-                            raise refused
+                        send(sent)
                 sent, waiting = waiting, []
-                if (refused := send(sent)) is not None:
-                    raise refused
+                send(sent)
                 dump("end", None)
             except BrokenPipeError:
                 raise

@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from benchledger.adapters import formats
 from benchledger.adapters.formats import Parsed, limits
-from benchledger.adapters.formats.common import open_regular, read_bytes, read_head
+from benchledger.adapters.formats.common import Units, open_regular, read_bytes, read_head
 from benchledger.adapters.store import read_ahead
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.errors import (
@@ -202,6 +202,37 @@ class Importer:
             f"{len(found)} benchmarks",
         )
 
+    def _units_ahead(
+        self,
+        fmt: formats.Format,
+        path: Path,
+        units: Units,
+        source: SourceFile,
+        group: GroupHandle | None,
+    ) -> Iterator[Any]:
+        """The records of a file read as units (`formats.units`): read in a child, each
+        parsed and checked against the limits in whichever process has time. The child
+        also makes the new runs of what it parses into their stored events
+        (`Ledger.prepare`), which this process appends as they are: the part of an
+        import that a record's trip between processes cost most of."""
+        check = formats.checker(fmt, path)
+        parse = units.parse
+        prepare = self.ledger.prepare(fmt.SYSTEM, source, group)
+
+        def finish(unit: Any, index: int) -> Parsed | None:
+            record: Parsed | None = parse(unit)
+            if record is not None:
+                check(record, index)
+            return record
+
+        def finish_ahead(batch: list[Any], first: int) -> list[Any]:
+            records = [r for r in map(parse, batch) if r is not None]
+            for i, record in enumerate(records, start=first):
+                check(record, i)
+            return records if prepare is None else prepare(records)
+
+        return read_ahead.units_ahead(units.produce, str(path), finish, finish_ahead, units.weight)
+
     def import_file(
         self,
         path: Path,
@@ -242,7 +273,10 @@ class Importer:
             given = dict(defaults or {})
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
-                if size >= read_ahead.READ_AHEAD_BYTES:  # parsed while it is appended
+                units = formats.units(fmt, path) if size >= read_ahead.READ_AHEAD_BYTES else None
+                if units is not None:  # read in a child, parsed in either process
+                    yield from self._units_ahead(fmt, path, units, source, group)
+                elif size >= read_ahead.READ_AHEAD_BYTES:  # parsed while it is appended
                     # Parsed in a child; checked against the limits there or here, by
                     # which process has time to spare (`read_ahead`).
                     parse = partial(formats.read, fmt, path, given)

@@ -13,17 +13,26 @@ serializes a run's header, which its content hash then reuses (sent with the rec
 when the child checked it).
 Nothing else changes: the records are the ones the format yields (pickled whole), in
 order, and the parent appends them inside the file's one transaction.
+
+A format that reads a file as units that parse on their own (an orchestrator.sqlite's
+rows) goes further (`units_ahead`): the child sends the units as plain data for the
+parent to parse while the parent keeps up, and parses a batch itself (making its new
+runs into their stored events, `Importing.prepare`) while the parent is behind. No
+record crosses the pipe, whose pickling cost both processes more than parsing the
+units again did.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from benchledger.adapters.store import forked
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord
 
 Parsed = RunRecord | SkipRecord | GroupRecord
+U = TypeVar("U")
 
 # Files smaller than this are parsed in process: forking would cost more than it saves.
 READ_AHEAD_BYTES = 8 << 20
@@ -46,12 +55,12 @@ def read_ahead(
     fork), each record passed by `check(record, index)`: in the child when it is ahead,
     else here (`forked`'s spare work). `name`: the file, named by an error the child
     cannot send as it is."""
-    if not can_read_ahead():
-        for i, record in enumerate(produce()):
-            if check is not None:
-                check(record, i)
-            yield record
-        return
+
+    def checked(record: Parsed, index: int) -> Parsed:
+        if check is not None:
+            check(record, index)
+        return record
+
     weight = 0
 
     def batch(waiting: list[Parsed], record: Parsed) -> bool:
@@ -63,10 +72,56 @@ def read_ahead(
         weight = 0
         return True
 
+    yield from _ahead(produce, name, batch, checked if check is not None else None)
+
+
+def units_ahead(
+    produce: Callable[[], Iterable[U]],
+    name: str,
+    finish: Callable[[U, int], Any],
+    finish_ahead: Callable[[list[U], int], list[Any]],
+    weight: Callable[[U], int],
+) -> Iterator[Any]:
+    """What `finish(unit, index)` makes of each unit `produce()` yields (None: nothing),
+    the units read in a child process as plain data (`marshal`), and finished in
+    whichever process has time: here by `finish`, in the child by `finish_ahead` (a
+    batch at a time, which may make more of them than `finish`: what saves this process
+    the most work). `index`: how many were yielded before."""
+    held = 0
+
+    def batch(waiting: list[U], unit: U) -> bool:
+        nonlocal held
+        held += weight(unit)
+        if len(waiting) < BATCH_RECORDS and held < BATCH_WEIGHT:
+            return False
+        held = 0
+        return True
+
+    yield from _ahead(produce, name, batch, finish, finish_ahead, plain=True)
+
+
+def _ahead(
+    produce: Callable[[], Iterable[Any]],
+    name: str,
+    batch: Callable[[list[Any], Any], bool],
+    spare: Callable[[Any, int], Any] | None,
+    ahead: Callable[[list[Any], int], list[Any]] | None = None,
+    plain: bool = False,
+) -> Iterator[Any]:
+    if not can_read_ahead():
+        count = 0
+        for item in produce():
+            done = spare(item, count) if spare is not None else item
+            if done is not None:
+                count += 1
+                yield done
+        return
     yield from forked.forked(
         produce,
         batch=batch,
         died=lambda: InputFormatError(name, "its reader process ended before the file"),
         unportable=lambda e: InputFormatError(name, f"cannot be read: {type(e).__name__}: {e}"),
-        spare=check,
+        plain=plain,
+        spare=spare,
+        ahead=ahead,
     )

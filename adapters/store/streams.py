@@ -5,9 +5,12 @@ what a batch reads ahead never grows with what the ledger holds)."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -37,6 +40,41 @@ def present_streams(recorder: Any) -> Present | None:
         found: set[UUID] = set()
         for rows in select(ids, "originator_id", "AND originator_version <= 1"):
             found.update(UUID(str(row["originator_id"])) for row in rows)
+        return found
+
+    return present
+
+
+def present_streams_forked(recorder: Any) -> Present | None:
+    """`present_streams` for a process forked from this one (`Importing.prepare`): it
+    asks through a read-only connection of its own, opened in the process that first
+    asks (a connection is never shared across a fork), and sees what is committed.
+    None where there is none to open: a store in memory, or PostgreSQL (whose lookups
+    stay in the importing process)."""
+    if not isinstance(recorder, SQLiteApplicationRecorder):
+        return None
+    pool = recorder.datastore.pool
+    if pool.is_sqlite_memory_mode:
+        return None
+    db_name, table = pool.db_name, recorder.events_table_name
+    opened: dict[int, sqlite3.Connection] = {}
+
+    def present(ids: Sequence[UUID]) -> set[UUID]:
+        conn = opened.get(os.getpid())
+        if conn is None:
+            opened.clear()  # another process's: left as it is
+            uri = f"{Path(db_name).resolve().as_uri()}?mode=ro"
+            conn = opened[os.getpid()] = sqlite3.connect(uri, uri=True, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=60000")
+        found: set[UUID] = set()
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT originator_id FROM {table} "
+                f"WHERE originator_id IN ({marks}) AND originator_version <= 1",
+                [i.hex for i in chunk],
+            )
+            found.update(UUID(str(oid)) for (oid,) in rows)
         return found
 
     return present

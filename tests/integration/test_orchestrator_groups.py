@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def group_row(**changes: Any) -> dict[str, Any]:
 
 
 def with_groups(path: Path, groups: list[dict[str, Any]]) -> Path:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:  # closed: no WAL left to vanish
         conn.execute("DROP TABLE run_groups")
         conn.execute(
             "CREATE TABLE run_groups (run_group_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -275,7 +276,7 @@ class TestTheRunGroupsOfRunsWithTrajectories:
         self, invoke: Invoke, db: Path, tmp_path: Path
     ) -> None:
         path = with_groups(store(tmp_path, [row("eliza", 1, run_group_id=GROUP)]), [group_row()])
-        with sqlite3.connect(path) as conn:
+        with closing(sqlite3.connect(path)) as conn, conn:  # closed: no WAL left to vanish
             conn.execute(
                 "CREATE TABLE benchmark_run_trajectories (run_id TEXT NOT NULL, "
                 "trajectory_file TEXT NOT NULL, turn_index INTEGER NOT NULL, "

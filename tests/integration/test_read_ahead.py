@@ -88,31 +88,40 @@ class TestParsedInAChild:
 
     @pytest.mark.parametrize("where", ["child", "parent"])
     def test_the_check_is_done_by_one_process_or_the_other_and_refuses_the_same(
-        self, where: str, monkeypatch: pytest.MonkeyPatch
+        self, where: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     ) -> None:
         """The child checks what it sends while the parent is the slower half (here:
         always), else the parent checks what it receives (here: always); either way
-        every record is checked once, at its index, and the one refused is raised after
-        the records before it."""
+        every record is checked at its index, and the one refused is raised after the
+        records before it. A batch the child refuses is sent unchecked, and the parent
+        checks it again: the refusal is the parent's, as in one process."""
         ahead = 0 if where == "child" else 1 << 62
         monkeypatch.setattr(forked, "SPARE_WHEN_WAITING", ahead)
         parent = os.getpid()
+        log = tmp_path / "checked"
 
         def check(r: RunRecord, index: int) -> None:
             assert r.header.run_key is not None
+            by = "parent" if os.getpid() == parent else "child"
+            with log.open("a") as f:
+                f.write(f"{index} {by}\n")
             if int(r.header.run_key.split("-")[1]) != index:
                 raise InputFormatError("f", f"checked out of place: {index}")
             if index == 77:
-                by = "parent" if os.getpid() == parent else "child"
                 raise InputFormatError("f", f"record 77 refused by the {by}", field="x")
 
         got: list[RunRecord] = []
         with pytest.raises(InputFormatError) as e:
             got.extend(read_ahead.read_ahead(lambda: from_pids(120), "f", check))
-        assert str(e.value) == f"f: field 'x': record 77 refused by the {where}"
+        assert str(e.value) == "f: field 'x': record 77 refused by the parent"
         assert [int(r.header.run_key.split("-")[1]) for r in got] == list(range(77))
+        checked = [line.split() for line in log.read_text().splitlines()]
+        assert {int(i) for i, _ in checked} >= set(range(78))
+        assert {by for i, by in checked if int(i) < 50} == {where}
+        log.unlink()
         passed = list(read_ahead.read_ahead(lambda: from_pids(70), "f", check))
         assert len(passed) == 70
+        assert {by for _, by in (line.split() for line in log.read_text().splitlines())} == {where}
 
     def test_a_child_that_dies_without_a_word_fails_the_file(self) -> None:
         def dying() -> Iterator[RunRecord]:
