@@ -8,7 +8,8 @@ The child only reads; it never touches what it inherited (it ends with `os._exit
 running none of the parent's cleanup, so no inherited connection is ever closed,
 rolled back or checkpointed). It stops when the parent stops reading (a broken pipe),
 and so dies with it: a parent killed mid-way leaves a child whose next write fails. An
-error in the child is sent back and raised in the parent as it was raised.
+error in the child is sent back and raised in the parent as it was raised; what the
+child's share of the spare work refuses is done again, and refused, in the parent.
 """
 
 from __future__ import annotations
