@@ -60,8 +60,7 @@ class PreparedRun(NamedTuple):
     run_id: bytes
     # Each event as (its stream's id, version, weight, topic, stored state).
     events: tuple[tuple[bytes, int, int, str, bytes], ...]
-    # The attempt the source counted (None: it states none, or the run has no key).
-    attempt: int | None
+    attempt: int | None  # `counted_attempt`
     signature: str
     benchmark: str
     agent: str
@@ -83,6 +82,25 @@ class PreparedRun(NamedTuple):
         ]
 
 
+def serialized(record: RunRecord) -> tuple[list[bytes], str]:
+    """The record's cells serialized once, in the slices their events will hold, and its
+    content hash: the same bytes are hashed for the content and written to the store.
+    Without cells, the hash derived where the file was read (`Memoized._derive`)."""
+    batches = [
+        cells_json(record.cells[i : i + CELL_BATCH])
+        for i in range(0, len(record.cells), CELL_BATCH)
+    ]
+    return batches, record.content_sha256(batches) if batches else record.content_sha256()
+
+
+def counted_attempt(record: RunRecord) -> int | None:
+    """The attempt the source counted at the run (None: none, or the run has no key)."""
+    header = record.header
+    if not header.run_key:
+        return None
+    return run_rules.stated_attempt({**header.provenance, **record.supplement})
+
+
 class CountedAttempts:
     """The attempts the source counted at each piece of work, among the runs and skips a
     file records: appended to each signature's stream with the file, so that `run`
@@ -98,11 +116,10 @@ class CountedAttempts:
 
     def run(self, record: RunRecord, run_id: UUID) -> None:
         header = record.header
-        attempt = run_rules.stated_attempt({**header.provenance, **record.supplement})
-        if attempt is None or not header.run_key:
-            return
-        item = (attempt, run_id.bytes, header.run_key)
-        self._add(header.signature, header.benchmark, header.agent, item)
+        attempt = counted_attempt(record)
+        if attempt is not None:
+            item = (attempt, run_id.bytes, header.run_key)
+            self._add(header.signature, header.benchmark, header.agent, item)
 
     def prepared(self, run: PreparedRun, run_id: UUID) -> None:
         if run.attempt is not None:
@@ -204,13 +221,8 @@ class Importing(LookupsAhead):
                 if run_id in recorded:
                     continue
                 header = record.header
-                batches = [
-                    cells_json(record.cells[k : k + CELL_BATCH])
-                    for k in range(0, len(record.cells), CELL_BATCH)
-                ]
-                content = record.content_sha256(batches) if batches else record.content_sha256()
+                batches, content = serialized(record)
                 events = self._run_events(system, run_id, record, source, content, group, batches)
-                attempt = run_rules.stated_attempt({**header.provenance, **record.supplement})
                 stored = [(mapper.to_stored_event(e), _weight(e)) for e in events]
                 done[i] = tuple(
                     PreparedRun(
@@ -220,7 +232,7 @@ class Importing(LookupsAhead):
                             (e.originator_id.bytes, s.originator_version, w, s.topic, s.state)
                             for e, (s, w) in zip(events, stored, strict=True)
                         ),
-                        attempt=attempt if header.run_key else None,
+                        attempt=counted_attempt(record),
                         signature=header.signature,
                         benchmark=header.benchmark,
                         agent=header.agent,
@@ -299,14 +311,7 @@ class Importing(LookupsAhead):
                 continue
             record = item
             run_key = record.header.natural_key()
-            # The cells are serialized once, in the slices their events will hold: the
-            # same bytes are hashed for the content and written to the store.
-            batches = [
-                cells_json(record.cells[i : i + CELL_BATCH])
-                for i in range(0, len(record.cells), CELL_BATCH)
-            ]
-            # Without cells, the hash derived where the file was read (`RunRecord.derive`).
-            content = record.content_sha256(batches) if batches else record.content_sha256()
+            batches, content = serialized(record)
             base_id = run_id_for(system, run_key)
             if run_key in keys:
                 raise ImportConflictError(

@@ -9,6 +9,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,16 +34,7 @@ def present_streams(recorder: Any) -> Present | None:
     """A function giving which of the given streams have a first event, as committed
     (what `events.get(id, lte=1)` sees), or None for a store without one."""
     select = _selector(recorder)
-    if select is None:
-        return None
-
-    def present(ids: Sequence[UUID]) -> set[UUID]:
-        found: set[UUID] = set()
-        for rows in select(ids, "originator_id", "AND originator_version <= 1"):
-            found.update(UUID(str(row["originator_id"])) for row in rows)
-        return found
-
-    return present
+    return None if select is None else partial(_present, select)
 
 
 def present_streams_forked(recorder: Any) -> Present | None:
@@ -56,28 +48,27 @@ def present_streams_forked(recorder: Any) -> Present | None:
     pool = recorder.datastore.pool
     if pool.is_sqlite_memory_mode:
         return None
-    db_name, table = pool.db_name, recorder.events_table_name
+    uri, table = f"{Path(pool.db_name).resolve().as_uri()}?mode=ro", recorder.events_table_name
     opened: dict[int, sqlite3.Connection] = {}
 
-    def present(ids: Sequence[UUID]) -> set[UUID]:
+    def select(ids: Sequence[UUID], columns: str, rest: str) -> Iterator[Sequence[Any]]:
         conn = opened.get(os.getpid())
         if conn is None:
             opened.clear()  # another process's: left as it is
-            uri = f"{Path(db_name).resolve().as_uri()}?mode=ro"
             conn = opened[os.getpid()] = sqlite3.connect(uri, uri=True, isolation_level=None)
+            conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout=60000")
-        found: set[UUID] = set()
-        for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT originator_id FROM {table} "
-                f"WHERE originator_id IN ({marks}) AND originator_version <= 1",
-                [i.hex for i in chunk],
-            )
-            found.update(UUID(str(oid)) for (oid,) in rows)
-        return found
+        with closing(conn.cursor()) as cursor:
+            yield from _sqlite_chunks(cursor, table, ids, columns, rest)
 
-    return present
+    return partial(_present, select)
+
+
+def _present(select: Select, ids: Sequence[UUID]) -> set[UUID]:
+    found: set[UUID] = set()
+    for rows in select(ids, "originator_id", "AND originator_version <= 1"):
+        found.update(UUID(str(row["originator_id"])) for row in rows)
+    return found
 
 
 def stream_events(recorder: Any) -> Read | None:
@@ -140,14 +131,19 @@ def _sqlite(
     recorder: SQLiteApplicationRecorder, ids: Sequence[UUID], columns: str, rest: str
 ) -> Iterator[Sequence[Any]]:
     with recorder.datastore.transaction(commit=False) as cursor:
-        for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            cursor.execute(
-                f"SELECT {columns} FROM {recorder.events_table_name} "
-                f"WHERE originator_id IN ({marks}) {rest}",
-                [i.hex for i in chunk],  # stored as the recorder stores them
-            )
-            yield cursor.fetchall()
+        yield from _sqlite_chunks(cursor, recorder.events_table_name, ids, columns, rest)
+
+
+def _sqlite_chunks(
+    cursor: Any, table: str, ids: Sequence[UUID], columns: str, rest: str
+) -> Iterator[Sequence[Any]]:
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        cursor.execute(
+            f"SELECT {columns} FROM {table} WHERE originator_id IN ({marks}) {rest}",
+            [i.hex for i in chunk],  # stored as the recorder stores them
+        )
+        yield cursor.fetchall()
 
 
 def _postgres(recorder: Any, ids: Sequence[UUID], columns: str, rest: str) -> Iterator[Any]:

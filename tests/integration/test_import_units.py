@@ -23,6 +23,7 @@ from benchledger.adapters.store import forked, read_ahead
 from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain import importing
+from tests.integration.test_import_batches import Counting
 from tests.unit.test_format_orchestrator import db_row, make_db
 
 URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
@@ -139,20 +140,6 @@ class PreparedCount:
             return real(run)
 
         monkeypatch.setattr(importing.PreparedRun, "stored", stored)
-
-
-class Counting:
-    """Counts the calls of a function (a spy over the real thing)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, obj: Any, name: str) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-        real = getattr(obj, name)
-
-        def spy(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(args)
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(obj, name, spy)
 
 
 def read_in_a_child(monkeypatch: pytest.MonkeyPatch, who: int) -> None:
