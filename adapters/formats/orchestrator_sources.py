@@ -305,59 +305,38 @@ class _RunRow(NamedTuple):
 
 def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
     """The rows of run_groups (dicts), then those of benchmark_runs, by run_id, each with
-    its query's column names and its trajectory rows (None without the table), from a private
-    copy of the database (its bytes `data`, else its file) with its write-ahead log,
-    where rows may still live: the orchestrator's own files are never locked or
-    checkpointed by an import."""
+    its query's column names and its trajectory rows (None without the table). The
+    orchestrator's own files are never locked, written or checkpointed by an import:
+    a database file with no write-ahead log beside it is read where it is, opened
+    read-only as immutable (no lock taken, nothing written; a file changed while it is
+    read is refused, here or by the importer's check of its identity once read); one
+    with a log, where rows may still live, is read from a private copy of the two
+    (its bytes `data`, when given, are written to such a copy)."""
     with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
-        copy = Path(tmp) / "orchestrator.sqlite"
-        if data is None:
-            shutil.copyfile(path, copy)
+        in_place = data is None and not wal_file(path).is_file()
+        if in_place:
+            before = _identity(path)
+            target = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
         else:
-            copy.write_bytes(data)
-        if wal_file(path).is_file():
-            shutil.copyfile(wal_file(path), wal_file(copy))
+            copy = Path(tmp) / "orchestrator.sqlite"
+            if data is None:
+                shutil.copyfile(path, copy)
+            else:
+                copy.write_bytes(data)
+            if wal_file(path).is_file():
+                shutil.copyfile(wal_file(path), wal_file(copy))
+            target = str(copy)
         try:
-            conn = sqlite3.connect(copy)
+            conn = sqlite3.connect(target, uri=in_place)
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"cannot open the SQLite database: {e}") from None
         try:
-            tables = {
-                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
-            if "benchmark_runs" not in tables:
-                raise InputFormatError(
-                    str(path), "no benchmark_runs table: not an orchestrator database"
-                )
-            if "run_groups" in tables:
-                groups = conn.execute("SELECT * FROM run_groups ORDER BY run_group_id")
-                while group_batch := _dicts(groups, ROW_BATCH):
-                    yield from group_batch
-            cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
-            names = tuple(d[0] for d in cursor.description)
-            run_id = names.index("run_id") if "run_id" in names else None
-            trajectories = "benchmark_run_trajectories" in tables
-            while rows := cursor.fetchmany(ROW_BATCH):
-                ids = [None if run_id is None else r[run_id] for r in rows]
-                if not trajectories:
-                    yield from ((names, r, None, None) for r in rows)
-                    continue
-                marks = ", ".join("?" * len(ids))
-                found = conn.execute(
-                    f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
-                    "ORDER BY run_id, trajectory_file, turn_index",
-                    ids,
-                )
-                turn_names = tuple(d[0] for d in found.description)
-                by_run: dict[Any, list[tuple[Any, ...]]] = {}
-                at = len(turn_names) - 1 - turn_names[::-1].index("run_id")  # its last
-                for t in found.fetchall():
-                    by_run.setdefault(t[at], []).append(t)
-                yield from (
-                    (names, r, turn_names, by_run.get(i, []))
-                    for r, i in zip(rows, ids, strict=True)
-                )
+            yield from _database_units(path, conn)
         except sqlite3.Error as e:
+            if in_place and _identity(path) != before:
+                raise InputFormatError(
+                    str(path), "changed while it was being imported; nothing was recorded"
+                ) from None
             raise InputFormatError(str(path), f"unreadable SQLite database: {e}") from None
         except UnicodeDecodeError as e:
             raise InputFormatError(
@@ -365,6 +344,45 @@ def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
             ) from None
         finally:
             conn.close()
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    found = path.stat()
+    return found.st_size, found.st_mtime_ns, found.st_ino
+
+
+def _database_units(path: Path, conn: sqlite3.Connection) -> Iterator[Unit]:
+    """`_sqlite_units` of an open database."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "benchmark_runs" not in tables:
+        raise InputFormatError(str(path), "no benchmark_runs table: not an orchestrator database")
+    if "run_groups" in tables:
+        groups = conn.execute("SELECT * FROM run_groups ORDER BY run_group_id")
+        while group_batch := _dicts(groups, ROW_BATCH):
+            yield from group_batch
+    cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
+    names = tuple(d[0] for d in cursor.description)
+    run_id = names.index("run_id") if "run_id" in names else None
+    trajectories = "benchmark_run_trajectories" in tables
+    while rows := cursor.fetchmany(ROW_BATCH):
+        ids = [None if run_id is None else r[run_id] for r in rows]
+        if not trajectories:
+            yield from ((names, r, None, None) for r in rows)
+            continue
+        marks = ", ".join("?" * len(ids))
+        found = conn.execute(
+            f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
+            "ORDER BY run_id, trajectory_file, turn_index",
+            ids,
+        )
+        turn_names = tuple(d[0] for d in found.description)
+        by_run: dict[Any, list[tuple[Any, ...]]] = {}
+        at = len(turn_names) - 1 - turn_names[::-1].index("run_id")  # its last
+        for t in found.fetchall():
+            by_run.setdefault(t[at], []).append(t)
+        yield from (
+            (names, r, turn_names, by_run.get(i, [])) for r, i in zip(rows, ids, strict=True)
+        )
 
 
 def _dicts(cursor: sqlite3.Cursor, size: int | None = None) -> list[dict[str, Any]]:

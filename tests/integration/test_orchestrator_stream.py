@@ -1,11 +1,13 @@
-"""An orchestrator.sqlite is read in batches of rows from a copy of its file, and gives
-what reading it whole gives; a database written to while it is imported records nothing."""
+"""An orchestrator.sqlite is read in batches of rows (where it is, or from a copy when a
+write-ahead log lies beside it), and gives what reading it whole gives; a database
+written to while it is imported records nothing."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,32 @@ class TestStreamedDatabase:
         finally:
             keep.close()
         assert len(records) == 3
+
+    def test_a_database_without_a_log_is_read_where_it_is_and_left_untouched(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        db = make_db(tmp_path / "orchestrator.sqlite", many_rows(9))
+        assert not db.with_name(db.name + "-wal").exists()
+        with closing(sqlite3.connect(db)) as conn:
+            conn.execute("PRAGMA journal_mode=DELETE")
+        before = (db.read_bytes(), db.stat().st_mtime_ns)
+
+        def no_copy(*args: Any, **kwargs: Any) -> None:
+            raise AssertionError("a database with no log beside it is not copied")
+
+        monkeypatch.setattr(orchestrator_sources.shutil, "copyfile", no_copy)
+        # The orchestrator holds its file locked (a write begun in a rollback-journal
+        # database): an immutable reader takes no lock, so it neither waits nor fails.
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            records = list(formats.stream(formats.load("orchestrator"), db))
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert len(records) == 9
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["orchestrator.sqlite"]
+        assert (db.read_bytes(), db.stat().st_mtime_ns) == before
 
     def test_a_database_written_to_while_it_is_imported_records_nothing(
         self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
