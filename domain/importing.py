@@ -131,20 +131,30 @@ class CountedAttempts:
             return
         self._add(skip.signature, skip.benchmark, skip.agent, (skip.attempt, None, skip.skip_key))
 
-    def events(self, stream: Callable[[str], signature_model.Signature | None]) -> Iterator[Event]:
+    def events(
+        self,
+        stream: Callable[[str], signature_model.Signature | None],
+        present: Callable[[Sequence[UUID]], set[UUID]] | None = None,
+    ) -> Iterator[Event]:
         """One event per signature with attempts its stream does not hold yet, made one
-        at a time."""
-        for sig, (benchmark, agent, items) in sorted(self.by_signature.items()):
+        at a time. `present`: which of the signatures' streams hold events, asked once
+        for all of them (a file of 50k rows counts at a thousand pieces of work, most
+        of them new); only those are read (`stream`)."""
+        signatures = sorted(self.by_signature)
+        ids = {sig: signature_id_for(sig) for sig in signatures}
+        recorded = None if present is None or not ids else present(list(ids.values()))
+        for sig in signatures:
+            benchmark, agent, items = self.by_signature[sig]
             event = signature_model.imported_attempts(
-                signature_id_for(sig),
-                stream(sig),
+                ids[sig],
+                stream(sig) if recorded is None or ids[sig] in recorded else None,
                 signature=sig,
                 benchmark=benchmark,
                 agent=agent,
                 attempts=(
                     {
                         "attempt": attempt,
-                        "run_id": None if run_id is None else UUID(bytes=run_id),
+                        "run_id": run_id,  # its 16 bytes, or None
                         "outcome": "skip" if run_id is None else "run",
                         "source_key": key,
                     }
@@ -370,7 +380,7 @@ class Importing(LookupsAhead):
         if skipped and group is None:
             raise RuleViolationError(f"{source.path}: skips are recorded on a run group")
         # The attempts' events saved as they are made: together they hold every run.
-        for attempts in counted.events(self._signature_stream):
+        for attempts in counted.events(self._signature_stream, self.streams_present):
             appended += self._append([attempts], group, pending, notes, system)
         closing: list[Event] = []
         for name, (unit, higher_is_better) in sorted(new_benchmarks.items()):

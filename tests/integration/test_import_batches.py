@@ -22,7 +22,12 @@ from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain import import_lookups, importing, ledger_base
 from benchledger.domain.records import SourceFile
-from benchledger.domain.signatures import benchmark_id_for, import_id_for, run_id_for
+from benchledger.domain.signatures import (
+    benchmark_id_for,
+    import_id_for,
+    run_id_for,
+    signature_id_for,
+)
 from tests.helpers import write_jsonl
 from tests.unit.test_format_orchestrator import db_row, make_db
 
@@ -359,6 +364,38 @@ class TestRecordedRunsReadWithTheBatch:
         report = import_file(services, grown)
         assert (report.state, report.runs, report.new_runs) == ("imported", 7, 1)
         assert read and not set(read) & recorded
+
+    def test_the_attempts_streams_are_asked_about_at_once_and_only_recorded_ones_read(
+        self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def row(s: int, attempt: int = 1) -> dict[str, Any]:
+            return db_row(
+                run_id=f"run_bench{s}_20260512T1015{s:02d}Z_{attempt}_{s:08x}",
+                benchmark_id=f"bench{s}",
+                benchmark_directory=f"bench{s}",
+                signature=f"sig{s}",
+                attempt=attempt,
+            )
+
+        first = [row(s) for s in range(3)]
+        assert import_file(services, make_db(tmp_path / "a" / "orchestrator.sqlite", first))
+        ledger = services.ledger
+        asked = Counting(monkeypatch, ledger, "streams_present")
+        read = Counting(monkeypatch, ledger.repository, "get")
+        # Days later: a second attempt at sig0's work, and two new pieces of work.
+        grown = [*first, row(0, attempt=2), row(3), row(4)]
+        report = import_file(services, make_db(tmp_path / "b" / "orchestrator.sqlite", grown))
+        assert report.new_runs == 3
+        ids = {signature_id_for(f"sig{s}") for s in range(5)}
+        counted = {signature_id_for(f"sig{s}") for s in (0, 3, 4)}
+        assert [set(args[0]) for args in asked.calls if set(args[0]) & ids] == [counted]
+        # Only the stream that holds events is read: its attempts are not counted twice.
+        assert {args[0] for args in read.calls} & ids == {signature_id_for("sig0")}
+        attempts = [
+            [a.attempt for e in ledger.events.get(signature_id_for(f"sig{s}")) for a in e.attempts]
+            for s in (0, 3, 4)
+        ]
+        assert attempts == [[1, 2], [1], [1]]
 
     def test_decides_as_reads_run_by_run_do(self, tmp_path: Path) -> None:
         # The same files through a ledger that reads recorded runs with the batch and one
