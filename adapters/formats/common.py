@@ -49,6 +49,12 @@ class Units(NamedTuple):
     weight: Callable[[Any], int]
 
 
+def identity(stat: os.stat_result) -> tuple[int, int, int]:
+    """What changes when a file is written or replaced: its size, modification time
+    and inode. A file read in a pass whose identity differs after it was changed."""
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
 def not_regular(mode: int) -> str | None:
     """What a file of this mode is when it is not a regular file (None when it is one)."""
     if stat.S_ISREG(mode):

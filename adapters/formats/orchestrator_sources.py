@@ -6,6 +6,7 @@ comparisons/compare-<id>.json.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 import sqlite3
@@ -16,7 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from benchledger.adapters.formats.common import loads_all
+from benchledger.adapters.formats.common import identity, loads_all
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_facts import canonical_stripped
 from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_group, read_row
@@ -312,12 +313,13 @@ def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
     read is refused, here or by the importer's check of its identity once read); one
     with a log, where rows may still live, is read from a private copy of the two
     (its bytes `data`, when given, are written to such a copy)."""
-    with tempfile.TemporaryDirectory(prefix="benchledger-orch-") as tmp:
-        in_place = data is None and not wal_file(path).is_file()
+    in_place = data is None and not wal_file(path).is_file()
+    with contextlib.ExitStack() as stack:
         if in_place:
-            before = _identity(path)
+            before = identity(path.stat())
             target = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
         else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="benchledger-orch-"))
             copy = Path(tmp) / "orchestrator.sqlite"
             if data is None:
                 shutil.copyfile(path, copy)
@@ -330,10 +332,11 @@ def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
             conn = sqlite3.connect(target, uri=in_place)
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"cannot open the SQLite database: {e}") from None
+        stack.callback(conn.close)
         try:
             yield from _database_units(path, conn)
         except sqlite3.Error as e:
-            if in_place and _identity(path) != before:
+            if in_place and identity(path.stat()) != before:
                 raise InputFormatError(
                     str(path), "changed while it was being imported; nothing was recorded"
                 ) from None
@@ -342,13 +345,6 @@ def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
             raise InputFormatError(
                 str(path), f"the database holds text that is not UTF-8 ({e.reason})"
             ) from None
-        finally:
-            conn.close()
-
-
-def _identity(path: Path) -> tuple[int, int, int]:
-    found = path.stat()
-    return found.st_size, found.st_mtime_ns, found.st_ino
 
 
 def _database_units(path: Path, conn: sqlite3.Connection) -> Iterator[Unit]:

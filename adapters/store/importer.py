@@ -19,7 +19,13 @@ from typing import Any, Literal
 
 from benchledger.adapters import formats
 from benchledger.adapters.formats import Parsed, limits
-from benchledger.adapters.formats.common import Units, open_regular, read_bytes, read_head
+from benchledger.adapters.formats.common import (
+    Units,
+    identity,
+    open_regular,
+    read_bytes,
+    read_head,
+)
 from benchledger.adapters.store import read_ahead
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.errors import (
@@ -118,10 +124,6 @@ def _hash_into(digest: hashlib._Hash, path: Path) -> int:
                 raise limits.exceeded(str(path), "the file", "file_size")
             digest.update(chunk)
     return size
-
-
-def _identity(stat: os.stat_result) -> tuple[int, int, int]:
-    return stat.st_size, stat.st_mtime_ns, stat.st_ino
 
 
 def _resolved(path: Path) -> Path:
@@ -268,7 +270,7 @@ class Importer:
                 # A multi-file result: any member changing makes it a new version.
                 digest.update(b"\0" + member.name.encode() + b"\0")
                 _hash_into(digest, member)
-            seen_parts = [_identity(os.stat(member)) for member in parts]
+            seen_parts = [identity(os.stat(member)) for member in parts]
             source = SourceFile(path=name, sha256=digest.hexdigest(), size=size, format=fmt.NAME)
             given = dict(defaults or {})
 
@@ -289,8 +291,8 @@ class Importer:
                 # Raising here, before the file's transaction commits, appends nothing.
                 # Its members too, as they are now: a write-ahead log that appeared counts.
                 now_parts = formats.members(fmt, path)
-                now = [_identity(os.stat(p)) for p in (path, *now_parts)]
-                if now_parts != parts or now != [_identity(seen), *seen_parts]:
+                now = [identity(os.stat(p)) for p in (path, *now_parts)]
+                if now_parts != parts or now != [identity(seen), *seen_parts]:
                     raise InputFormatError(
                         str(path), "changed while it was being imported; nothing was recorded"
                     )

@@ -15,6 +15,7 @@ import pytest
 
 from benchledger.adapters import formats
 from benchledger.adapters.formats import orchestrator_sources
+from benchledger.domain.errors import InputFormatError
 from tests.conftest import Invoke
 from tests.unit.test_format_orchestrator import db_row, make_db
 
@@ -96,6 +97,22 @@ class TestStreamedDatabase:
         assert len(records) == 9
         assert sorted(p.name for p in tmp_path.iterdir()) == ["orchestrator.sqlite"]
         assert (db.read_bytes(), db.stat().st_mtime_ns) == before
+
+    def test_a_database_read_in_place_that_is_overwritten_meanwhile_is_refused_as_changed(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        db = make_db(tmp_path / "orchestrator.sqlite", many_rows(300))
+        monkeypatch.setattr(orchestrator_sources, "ROW_BATCH", 2)
+        stream = formats.stream(formats.load("orchestrator"), db)
+        next(stream)
+        # Rewritten under the reader (what no orchestrator write does in place, but a
+        # copy over the file might): the pages still to read are no database any more.
+        size = db.stat().st_size
+        with open(db, "r+b") as f:
+            f.seek(4096)
+            f.write(b"\xff" * (size - 4096))
+        with pytest.raises(InputFormatError, match="changed while it was being imported"):
+            list(stream)
 
     def test_a_database_written_to_while_it_is_imported_records_nothing(
         self, invoke: Invoke, db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
