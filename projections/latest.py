@@ -97,6 +97,9 @@ CANDIDATE = {
     "stale": int,
     "compat_reason": str,
     "supported": str,
+    # The format a run was imported from (`orchestrator`, ...): a benchmark with runs of the
+    # orchestrator and no rule of its own requires the orchestrator's default harnesses.
+    "source_format": str,
 }
 RULES = {
     "benchmark": str,
@@ -118,8 +121,8 @@ IMPORTED = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
     "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
     "run_dir, invalidated, superseded, synthetic, label_marker, position, kind, run_key, "
-    "stale, score, unit, higher_is_better, ended_at, metrics, tokens, artifacts, error) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 'run', ?, 0, "
+    "source_format, stale, score, unit, higher_is_better, ended_at, metrics, tokens, artifacts, "
+    "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 'run', ?, ?, 0, "
     "?, ?, ?, ?, ?, ?, ?, ?)"
 )
 PENDING_KEY = "INSERT OR IGNORE INTO [{latest_pending}] (benchmark, agent) VALUES (?, ?)"
@@ -131,7 +134,8 @@ START = (
     "INSERT INTO [{candidates}] (run_id, benchmark, agent, provider, model, run_group_id, "
     "signature, comparison_signature, status, started_at, recorded_at, config, source_path, "
     "run_dir, invalidated, superseded, synthetic, label_marker, position, kind, run_key, "
-    "stale) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 'run', ?, 0)"
+    "source_format, stale) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, 'run', ?, ?, 0)"
 )
 SKIP = (
     "INSERT OR IGNORE INTO [{candidates}] (run_id, benchmark, agent, provider, model, "
@@ -358,6 +362,7 @@ class LatestProjection(Projection):
                 label_marker(event.agent, event.benchmark, event.provider, event.model),
                 pos,
                 event.run_key,
+                event.source_format,
             )
             started = iso(event.started_at)
             if isinstance(event, RunImported):

@@ -257,6 +257,15 @@ DERIVE = [
     f"AND NOT {SUPERSEDED.replace('{table}', 'c')} "
     "AND benchmark NOT IN (SELECT benchmark FROM [{required_agents}] WHERE declared = 1)"
     ") AS x WHERE newest = 1)",
+    # Where no contract states a rule and no incompatible record derives one, a benchmark
+    # the orchestrator ran requires its default harnesses, as its latest rebuild does when
+    # it knows no adapter of the benchmark.
+    "INSERT INTO [{required_agents}] "
+    "(benchmark, required, compatible, unsupported, source, declared, position) "
+    f"SELECT benchmark, json_array({CANONICAL}), NULL, json_object(), "
+    "'the orchestrator''s default harnesses', 0, max(position) FROM [{candidates}] "
+    f"WHERE source_format = 'orchestrator' AND benchmark IN ({PENDING}) "
+    "AND benchmark NOT IN (SELECT benchmark FROM [{required_agents}]) GROUP BY benchmark",
 ]
 ALLOWED_AGAIN = (
     "EXISTS (SELECT 1 FROM [{required_agents}] AS a WHERE a.benchmark = [{candidates}].benchmark "

@@ -19,7 +19,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (2, ("imports",)),
     "latest": (
-        15,
+        16,
         (
             "candidates",
             "latest",

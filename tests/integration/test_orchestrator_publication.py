@@ -315,7 +315,8 @@ class TestTheIndexDeclaresRules:
     ) -> None:
         rows = self.cohort(tmp_path)
         invoke("import", str(store(tmp_path, rows)))
-        assert picked(invoke)["bfcl::eliza"] == rows[3]["run_id"]  # no rules: the newest
+        # No contract yet: the orchestrator's default harnesses already make the cohort.
+        assert picked(invoke)["bfcl::eliza"] == rows[0]["run_id"]
         index(tmp_path, {"bfcl": TRIO, "gauntlet": NONE_COMPATIBLE, "hyperliquid_bench": GATED})
         reports = json.loads(invoke("import", str(tmp_path / "o" / "latest"), "--json").stdout)
         [report] = [r for r in reports if r["path"].endswith("index.json")]
@@ -392,3 +393,47 @@ class TestTheIndexDeclaresRules:
         [report] = json.loads(invoke("import", str(path), "--json", expect=1).stdout)
         assert report["state"] == "failed" and "index.json" in report["message"]
         assert rule_events(invoke) == []
+
+
+class TestTheDatabaseAloneRequiresTheOrchestratorsDefaults:
+    """Where no contract states a benchmark's rule, the orchestrator's latest rebuild
+    requires its default harnesses (eliza, hermes, openclaw) of a benchmark whose adapter
+    it does not know; an incompatible row's supported harnesses still narrow them."""
+
+    def test_a_database_without_its_index_promotes_the_complete_cohort(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        rows = [row("eliza", 1), row("hermes", 2), row("openclaw", 3), row("eliza", 4, limit=3)]
+        invoke("import", str(store(tmp_path, rows)))
+        assert picked(invoke) == {
+            "bfcl::eliza": rows[0]["run_id"],
+            "bfcl::hermes": rows[1]["run_id"],
+            "bfcl::openclaw": rows[2]["run_id"],
+        }
+        rules = json.loads(invoke("matrix", "--json").stdout)["benchmarks"]["bfcl"]
+        assert rules["complete"] is True
+
+    def test_the_default_is_no_fact_of_the_ledger(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        invoke("import", str(store(tmp_path, [row("eliza", 1), row("hermes", 2)])))
+        assert "RequiredAgentsDeclared" not in rule_events(invoke)
+        with sqlite3.connect(db) as conn:
+            [(required, declared)] = conn.execute(
+                "SELECT required, declared FROM required_agents WHERE benchmark = 'bfcl'"
+            ).fetchall()
+        assert (json.loads(required), declared) == (["eliza", "hermes", "openclaw"], 0)
+
+    def test_results_of_other_harnesses_require_no_agent(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
+        native = tmp_path / "run.json"
+        native.write_text(
+            json.dumps(
+                {"schema": "benchledger/run@1", "run_key": "n1", "benchmark": "bfcl",
+                 "agent": "eliza", "model": "m", "status": "succeeded", "score": 0.5}
+            )
+        )  # fmt: skip
+        invoke("import", str(native))
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM required_agents").fetchone()[0] == 0
