@@ -24,19 +24,32 @@ read into one canonical spelling of the same facts (ORCHESTRATOR.md §1, §4, §
   (latest rows' updated_at, comparison_signature, publication_warnings,
   quarantine_reason, completed token metrics; the viewer's flattened token
   counts) is not a fact of the run: benchledger derives its own.
-- metrics are the row's own metrics; the telemetry groups come from the row's
-  top-level groups (the database columns), else from the nested copies. Token
-  counts are reduced to canonical names (input_tokens -> prompt_tokens, ...),
-  zero counts (the orchestrator's "not measured") and estimated counts are left
-  out; the raw token_metrics stay in provenance.
+- metrics are the row's own metrics; the telemetry groups (trajectory_summary,
+  cache_metrics, performance_metrics) come from the row's top-level groups (the
+  database columns), else from the nested copies, and where that makes the
+  metrics unlike the stated ones the stated nested copy is kept in provenance
+  `metrics_stated` (null: the metrics had none), a NULL top-level group as null
+  in `source_columns`. The nested token_metrics is kept as stated (a latest
+  row's, which the orchestrator replaces with the completed ones when it writes
+  the file, is not a fact and is left out); the raw top-level one is among the
+  columns. Token counts are reduced to canonical names (input_tokens ->
+  prompt_tokens, ...), from the top-level group, else the nested one; zero counts
+  (the orchestrator's "not measured") and estimated counts are left out.
 - statuses: succeeded / failed as stated, after applying the orchestrator's own
   repairs (a success with a nonzero return code or with zero samples is a
   failure; its score is kept), so rows written before and after the repair
   agree; stale-recovered rows are `recovered` runs; skipped, incompatible,
   paused*, missing_env rows are skips; queued / running rows are not finished
   and yield nothing.
-- absolute host paths inside metrics, columns and error text are cut to their
-  part below the results root, else to their base name.
+- every value is kept as the source states it, host paths included: they are
+  the source's facts (its logs, results and artifacts on its host), and an
+  export of the run writes them back. benchledger's own rule that no path of the
+  host it runs on enters an event is about the runs it executes.
+- what the ledger reads differently from the source is kept beside it, so that
+  an export can write the source's form: a stale-recovered row's own status
+  (`source_status`), a time whose text is not the ledger's ISO form
+  (`source_columns.started_at` / `ended_at`), a NULL higher_is_better
+  (`source_columns.higher_is_better`: null) where the ledger's default is true.
 """
 
 from __future__ import annotations
@@ -50,11 +63,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.orchestrator_facts import (
     canonical,
-    canonical_stripped,
     derive_signature,
     number,
     run_id_attempt,
-    strip_host_paths,
     token_counts,
 )
 from benchledger.domain.errors import InputFormatError
@@ -315,7 +326,7 @@ def _repair_reason(row: Row) -> str | None:
 def _run(
     row: Row, status: RunStatus, error: str | None, kind: Kind, columns: dict[str, Any] | None
 ) -> RunRecord:
-    metrics, tokens = fold_metrics(row, kind)
+    metrics, tokens, metrics_stated = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
     provenance: dict[str, Any] = {}
     attempt = row.attempt if row.attempt is not None else run_id_attempt(row.run_id)
@@ -330,8 +341,13 @@ def _run(
     check = signature_check(row)
     if check != "unverifiable":
         provenance["signature_check"] = check
-    if row.source_columns:
-        provenance["source_columns"] = _columns(row.source_columns, columns)
+    stated_columns = _stated_columns(row, kind, columns)
+    if stated_columns:
+        provenance["source_columns"] = stated_columns
+    if status is RunStatus.RECOVERED:
+        provenance["source_status"] = row.status
+    if metrics_stated:
+        provenance["metrics_stated"] = metrics_stated
     stated: dict[str, Any] = {
         "run_key": row.run_id,
         "benchmark": row.benchmark_id,
@@ -343,7 +359,7 @@ def _run(
         "unit": row.unit,
         "metrics": metrics,
         "tokens": tokens,
-        "error": strip_host_paths(error) if error is not None else None,
+        "error": error,
         "provenance": provenance,
         "work_signature": row.signature,
         "directory": row.benchmark_directory,
@@ -370,7 +386,7 @@ def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
     why = row.metrics.get("reason")
     details = [str(why)] if isinstance(why, str) and why else []
     if row.error:
-        details.append(strip_host_paths(row.error))
+        details.append(row.error)
     provenance: dict[str, Any] = {"run_id": row.run_id, "status": row.status}
     if row.signature is not None:
         provenance["signature"] = row.signature
@@ -382,9 +398,16 @@ def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
         provenance["benchmark_directory"] = row.benchmark_directory
     provenance["signature_check"] = signature_check(row)
     if row.metrics:  # the reason, the run it points to (existing_succeeded_run_id, ...)
-        provenance["metrics"] = canonical_stripped(row.metrics)
-    if row.source_columns:
-        provenance["source_columns"] = _columns(row.source_columns, columns)
+        provenance["metrics"] = canonical(row.metrics)
+    # The rest of the row as stated, so that an export writes the row the source wrote.
+    for name in ("score", "unit", "error"):
+        if getattr(row, name) is not None:
+            provenance[name] = getattr(row, name)
+    if row.higher_is_better is not None:
+        provenance["higher_is_better"] = row.higher_is_better
+    stated_columns = _stated_columns(row, "database", columns)
+    if stated_columns:
+        provenance["source_columns"] = stated_columns
     if row.ended_at is not None:
         provenance["ended_at"] = row.ended_at
     if row.duration_seconds is not None:
@@ -415,8 +438,40 @@ def _columns(columns: dict[str, Any], kept: dict[str, Any] | None = None) -> dic
     `kept`: what this gives, worked out already (the database reader's)."""
     if kept is not None:
         return kept
-    found: dict[str, Any] = canonical_stripped({k: v for k, v in columns.items() if v is not None})
+    found: dict[str, Any] = canonical({k: v for k, v in columns.items() if v is not None})
     return found
+
+
+def _stated_columns(
+    row: Row, kind: Kind, kept: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """`source_columns`: the row's other columns as stated (`_columns`), and what the
+    ledger's header would read differently from the source (see the module docstring):
+    the top-level telemetry groups unlike their nested copies, a NULL direction, and
+    times whose text is not the ledger's form of them."""
+    out = _columns(row.source_columns, kept) if row.source_columns else {}
+    for name in GROUPS:
+        if name != "token_metrics" and not getattr(row, name) and _nested(row, name):
+            out[name] = None  # the metrics' own copy stands in the header: no column
+    if row.higher_is_better is None:
+        out["higher_is_better"] = None
+    for name in ("started_at", "ended_at"):
+        text = getattr(row, name)
+        moment = _when(text)
+        if moment is not None and _iso(moment) != text:
+            out[name] = text
+    return out or None
+
+
+def _nested(row: Row, name: str) -> dict[str, Any] | None:
+    """The metrics' own copy of a telemetry group, when it is a non-empty object."""
+    inner = row.metrics.get(name)
+    return inner if isinstance(inner, dict) and inner else None
+
+
+def _iso(moment: datetime) -> str:
+    """A time as the ledger writes it (UTC, `isoformat`)."""
+    return moment.astimezone(UTC).isoformat()
 
 
 def _when(text: str | None) -> datetime | None:
@@ -430,29 +485,32 @@ def _when(text: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def fold_metrics(row: Row, kind: Kind = "database") -> tuple[dict[str, Any], dict[str, int]]:
-    """Metrics without nested telemetry copies, plus the telemetry groups; and token counts.
-
-    The nested token_metrics of the database's metrics (a latest row replaces it with
-    the completed ones) is kept under `metrics.token_metrics_at_end`."""
+def fold_metrics(
+    row: Row, kind: Kind = "database"
+) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+    """The run's metrics (the telemetry groups from the top-level ones, else the nested
+    copies; a latest row's nested token_metrics left out: the orchestrator derives it when
+    it writes the file), its token counts, and the stated nested groups the metrics
+    replaced (None: the metrics had none)."""
     nested = row.metrics
-    metrics = {k: v for k, v in nested.items() if k not in GROUPS}
-    inner_tokens = nested.get("token_metrics")
-    if kind != "snapshot" and isinstance(inner_tokens, dict) and inner_tokens:
-        metrics["token_metrics_at_end"] = inner_tokens
+    metrics = dict(nested)
+    if kind == "snapshot":
+        metrics.pop("token_metrics", None)
     groups: dict[str, dict[str, Any]] = {}
     for name in GROUPS:
         top = getattr(row, name)
-        inner = nested.get(name)
-        chosen = top if top else inner if isinstance(inner, dict) and inner else None
+        chosen = top if top else _nested(row, name)
         if chosen:
             groups[name] = chosen
-    token_group = groups.pop("token_metrics", {})
+    stated: dict[str, Any] = {}
     for name, group in groups.items():
-        metrics[name] = group
+        if name != "token_metrics" and metrics.get(name) != group:
+            stated[name] = metrics.get(name)
+            metrics[name] = group
     if row.provider.lower() == "mock" or row.model.lower() == "mock":
         metrics["mock"] = True  # the publishability gate flags mock runs
-    return canonical_stripped(metrics), token_counts(token_group, groups.get("cache_metrics"))
+    tokens = token_counts(groups.get("token_metrics", {}), groups.get("cache_metrics"))
+    return canonical(metrics), tokens, canonical(stated)
 
 
 def signature_check(row: Row) -> str:

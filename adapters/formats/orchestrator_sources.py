@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from benchledger.adapters.formats.common import identity, loads_all
 from benchledger.adapters.formats.common import read_json as load_json
-from benchledger.adapters.formats.orchestrator_facts import canonical_stripped
+from benchledger.adapters.formats.orchestrator_facts import canonical
 from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_group, read_row
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord, Turn
@@ -298,7 +298,7 @@ class _RunRow(NamedTuple):
             if value is None or kept is None:
                 continue  # a NULL column states nothing
             try:
-                kept[key] = canonical_stripped(value)
+                kept[key] = canonical(value)
             except UnicodeEncodeError:
                 kept = None
         return rest, kept

@@ -325,7 +325,8 @@ class TestOneRunWhicheverFileStatesIt:
         assert header.config == {"harness": "compare", "max_examples": 10}
         assert header.signature == SIGNATURE
         assert header.metrics["performance_metrics"]["mean_latency_ms"] == 2210.5
-        assert "token_metrics" not in header.metrics
+        # The metrics as the database states them, their nested token_metrics too.
+        assert header.metrics["token_metrics"] == GROUP_VALUES["token_metrics"]
         columns = header.provenance["source_columns"]
         assert columns["token_metrics"] == GROUP_VALUES["token_metrics"]
         assert columns["command"] == ["python", "-m", "benchmarks.bfcl"]
@@ -543,18 +544,20 @@ class TestSignaturesAndPaths:
         assert isinstance(skip, SkipRecord)
         assert skip.provenance["signature_check"] == "mismatch"
 
-    def test_host_paths_are_cut_below_the_results_root_and_urls_are_kept(
-        self, tmp_path: Path
-    ) -> None:
+    def test_host_paths_are_kept_as_the_source_states_them(self, tmp_path: Path) -> None:
+        """The source's paths are its facts (its logs and results on its host): an export
+        of the run writes them back, so the record keeps them whole."""
         metrics = {
             "stale_result_path": HOST + "/output/old.json",
             "note": "see /Users/me/work/trace.txt, via http://127.0.0.1:8001/v1 and a/b",
         }
         row = db_row(metrics=metrics, error=f"failed reading {HOST}/stderr.log")
         header = only_run(make_db(tmp_path / "orchestrator.sqlite", [row])).header
-        assert header.metrics["stale_result_path"].startswith("rg_20260512T101455Z_9b1e7a40/")
-        assert header.metrics["note"] == "see trace.txt, via http://127.0.0.1:8001/v1 and a/b"
-        assert "/srv" not in (header.error or "") and "/srv" not in json.dumps(header.metrics)
+        assert header.metrics["stale_result_path"] == HOST + "/output/old.json"
+        assert header.metrics["note"] == metrics["note"]
+        assert header.error == f"failed reading {HOST}/stderr.log"
+        columns = header.provenance["source_columns"]
+        assert columns["stdout_path"] == row["stdout_path"] and columns["cwd"] == row["cwd"]
 
 
 class TestMalformedInput:
