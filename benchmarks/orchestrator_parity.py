@@ -79,6 +79,7 @@ from typing import Any, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from orchestrator_exports import compare_folder, compare_viewer
 from orchestrator_import import (
     missing_orchestrator_parts,
     orchestrator_copy,
@@ -1857,6 +1858,8 @@ def parity(args: argparse.Namespace, work: Path, code_dir: Path) -> dict[str, An
     run_checks, run_extra = compare_runs(rows, runs, skips, expected["comparison_signatures"])
     checks += run_checks
     checks += compare_skips(rows, skips)
+    checks += export_checks(ledger, exported, ours_dir, notes)
+    checks += database_only_checks(source, work, orch_picks)
     again = [import_into(ledger, i["what"], Path(i["path"])) for i in imports]
     checks += import_checks(imports, again)
     return {
@@ -1893,6 +1896,74 @@ def parity(args: argparse.Namespace, work: Path, code_dir: Path) -> dict[str, An
         "ok": all(c.ok for c in checks),
         "_checks": checks,
     }
+
+
+def export_checks(ledger: Path, exported: Path, ours: Path, notes: list[str]) -> list[Check]:
+    """benchledger's exports of the imported folder against the orchestrator's own files,
+    field by field (`orchestrator_exports`)."""
+    viewer = benchledger(
+        "--db", str(ledger), "export-viewer-data", "--out", str(ours / "viewer_data.json")
+    )
+    if viewer.code != 0:
+        notes.append(f"benchledger export-viewer-data: exit {viewer.code}: {viewer.err[-300:]}")
+    checks = []
+    for kind in ("latest", "quarantine", "baselines"):
+        equal, total, diffs = compare_folder(kind, exported, ours)
+        checks.append(
+            Check(
+                f"EXPORT {kind}/",
+                equal,
+                total,
+                diffs,
+                note="files, every field (additions allowed)",
+            )
+        )
+    equal, total, diffs = compare_viewer(exported / "viewer_data.json", ours / "viewer_data.json")
+    checks.append(
+        Check(
+            "EXPORT viewer_data.json",
+            equal,
+            total,
+            diffs,
+            note="members; runs and run_groups item by item (additions allowed)",
+        )
+    )
+    return checks
+
+
+def database_only_checks(
+    source: Path, work: Path, orch_picks: dict[str, dict[str, dict[str, Any]]]
+) -> list[Check]:
+    """The orchestrator's picks from its database alone: a fresh ledger imports only
+    orchestrator.sqlite (no latest/index.json to state the required agents)."""
+    ledger, out = work / "ledger-database-only.db", work / "benchledger-database-only"
+    step = benchledger("--db", str(ledger), "import", str(source))
+    exported = benchledger("--db", str(ledger), "export-latest", str(out))
+    runs = benchledger("--db", str(ledger), "runs", "--json")
+    problems = [s.err[-300:] for s in (step, exported, runs) if s.code != 0]
+    to_source = {
+        str(r.get("run_id")): r.get("run_key")
+        for r in (json.loads(runs.out) if not problems else [])
+    }
+    checks = []
+    for kind in ("latest", "quarantine", "baselines"):
+        ours = read_picks(out / kind, problems)
+        [picks] = [
+            c
+            for c in compare_picks(kind, orch_picks[kind], ours, lambda i: to_source.get(str(i), i))
+            if c.name.startswith("PICKS")
+        ]
+        differing = [*picks.differing, *problems]
+        checks.append(
+            Check(
+                f"PICKS database-only {kind}",
+                picks.equal,
+                picks.total,
+                differing,
+                note="orchestrator.sqlite imported alone",
+            )
+        )
+    return checks
 
 
 def print_report(report: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 NON_REAL_FLAGS = frozenset(
     {
@@ -255,6 +255,57 @@ def _count(tokens: dict[str, Any], name: str) -> float | None:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value
     return None
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def complete_token_metrics(
+    token_metrics: dict[str, Any], trajectory_summary: dict[str, Any]
+) -> dict[str, Any]:
+    """A row's token metrics as the orchestrator completes them when it writes a latest/
+    row: calls from the trajectory's turns, prompt tokens estimated as prompt characters
+    / 4, completion from the total, the total at least prompt plus completion, and the
+    flat aliases and averages. (The orchestrator also estimates completion tokens from
+    the saved result file on its host, which an export does not open.)"""
+    tokens = dict(token_metrics)
+    prompt, completion = tokens.get("prompt_tokens"), tokens.get("completion_tokens")
+    total, calls = tokens.get("total_tokens"), tokens.get("llm_call_count")
+    cached = tokens.get("cached_tokens", tokens.get("cache_read_input_tokens"))
+    turns, chars = trajectory_summary.get("turns"), trajectory_summary.get("prompt_chars")
+    source = tokens.get("token_estimate_source")
+    if not _number(calls):
+        calls = turns if _number(turns) else 0
+    calls = int(calls)
+    if not _number(prompt):
+        prompt = math.ceil(float(chars) / 4.0) if _number(chars) and chars > 0 else 0
+        if prompt:
+            source = source or "prompt_chars_div_4"
+            tokens["estimated_prompt_tokens"] = prompt
+    if not _number(completion):
+        completion = max(0, int(total) - int(prompt)) if _number(total) else 0
+    if not _number(total) or int(total) < int(prompt) + int(completion):
+        total = int(prompt) + int(completion)
+        if source is not None:
+            tokens["estimated_total_tokens"] = total
+    cached = cached if _number(cached) else 0
+    tokens.update(
+        llm_call_count=calls,
+        call_count=calls,
+        prompt_tokens=int(prompt),
+        input_tokens=int(prompt),
+        completion_tokens=int(completion),
+        output_tokens=int(completion),
+        total_tokens=int(total),
+        cached_tokens=int(cached),
+        avg_prompt_tokens=(int(prompt) / calls) if calls else 0,
+        avg_completion_tokens=(int(completion) / calls) if calls else 0,
+        telemetry_missing=source is not None or int(total) <= 0 or calls <= 0,
+    )
+    if source is not None:
+        tokens["token_estimate_source"] = source
+    return tokens
 
 
 def completed_tokens(

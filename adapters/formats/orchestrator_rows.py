@@ -249,6 +249,10 @@ def read_group(path: str, raw: Any, where: str) -> GroupRecord:
             raise InputFormatError(path, "must be an ISO 8601 time", field=where + name)
         times[name] = _when(text)
     rest = _columns(row)
+    for name, text in (("created_at", opened), ("finished_at", closed)):
+        moment = times[name]
+        if moment is not None and _iso(moment) != text:
+            rest[name] = text  # a time whose text is not the ledger's form of it
     try:
         return GroupRecord(
             group_key=key,
@@ -405,7 +409,11 @@ def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
             provenance[name] = getattr(row, name)
     if row.higher_is_better is not None:
         provenance["higher_is_better"] = row.higher_is_better
-    stated_columns = _stated_columns(row, "database", columns)
+    stated_columns = _stated_columns(row, "database", columns) or {}
+    for name in GROUPS:  # a skip's metrics are as stated: its top-level groups beside them
+        top = getattr(row, name)
+        if name != "token_metrics" and top is not None:
+            stated_columns[name] = canonical(top)
     if stated_columns:
         provenance["source_columns"] = stated_columns
     if row.ended_at is not None:
@@ -451,7 +459,12 @@ def _stated_columns(
     times whose text is not the ledger's form of them."""
     out = _columns(row.source_columns, kept) if row.source_columns else {}
     for name in GROUPS:
-        if name != "token_metrics" and not getattr(row, name) and _nested(row, name):
+        top = getattr(row, name)
+        if name == "token_metrics" or top:
+            continue  # the raw token group is among the columns; another is in the header
+        if top is not None:
+            out[name] = canonical(top)  # an empty group: stated, but in no header
+        elif _nested(row, name):
             out[name] = None  # the metrics' own copy stands in the header: no column
     if row.higher_is_better is None:
         out["higher_is_better"] = None

@@ -1,20 +1,26 @@
 """Export `viewer_data.json` in the orchestrator's shape (ORCHESTRATOR.md §5, §11(d)).
 
-Runs and run groups are streamed from their cursors, one item at a time, and
-never capped; summaries are SQL aggregates, so memory does not grow with the
-ledger. The text is exactly `json.dumps(data, indent=2)` plus a newline (ASCII
-escaped, keys in the orchestrator's order), written to a temp file beside the
-target and renamed over it. One definition of `latest_scores`: the
-publication's latest rows. Best scores follow each run's direction.
+Runs and run groups are streamed from their cursors, newest first, one item at a time,
+and never capped (the orchestrator keeps 10,000 runs and 3,000 groups); the summaries
+are folded from the runs as they are written (`viewer_summaries`), so memory does not
+grow with the ledger. A run or group imported from the orchestrator is written as the
+orchestrator writes it (`source_rows`: its ids, paths, statuses, telemetry columns),
+and so are the rows it did not run (its skipped, incompatible and missing-env rows are
+runs of its dataset); the ledger's own runs keep host paths out. `latest_scores` is
+the orchestrator export's: per benchmark and agent, the succeeded runs with a score
+that started last. `generated_at` is the newest time the runs and groups state, so a
+re-export without new events is byte-identical. The text is exactly
+`json.dumps(data, indent=2)` plus a newline (ASCII escaped, keys in the orchestrator's
+order), written to a temp file beside the target and renamed over it.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from fractions import Fraction
-from itertools import groupby
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,35 +33,50 @@ from benchledger.adapters.publication.export_files import (
 )
 from benchledger.adapters.publication.publication import Publication
 from benchledger.adapters.publication.queries import Queries, decode_run
-from benchledger.domain.publication import CALIBRATION_EXPECTED
+from benchledger.adapters.publication.source_rows import (
+    ORCHESTRATOR,
+    is_source_run,
+    latest_score,
+    run_row,
+    skip_row,
+    with_flat_tokens,
+)
+from benchledger.adapters.publication.viewer_summaries import Summaries
 
-NEWEST = "coalesce(started_at, recorded_at) DESC, run_id DESC"
-# A superseded version is not counted: its current version is.
-CURRENT = "invalidated = 0 AND superseded_by IS NULL"
-OK = f"(status = 'succeeded' AND {CURRENT} AND score IS NOT NULL)"
-HIGHER = "coalesce(higher_is_better, 1)"
-SUMMARY = f"""
-SELECT {{key}} AS key, count(*) AS runs,
-  coalesce(sum(status = 'succeeded' AND {CURRENT}), 0) AS succeeded_runs,
-  max(CASE WHEN {OK} AND {HIGHER} = 1 THEN score END) AS best_higher,
-  min(CASE WHEN {OK} AND {HIGHER} = 0 THEN score END) AS best_lower,
-  coalesce(sum({OK} AND {HIGHER} = 1), 0) AS higher_runs
-FROM runs {{where}} GROUP BY key ORDER BY key
-"""
-SCORES = f"SELECT {{key}} AS key, score FROM runs WHERE {OK} {{where}} ORDER BY key"
-LATEST_PER_BENCHMARK = f"""
-SELECT benchmark, run_id, started_at, model, provider FROM (
-  SELECT *, row_number() OVER (
-    PARTITION BY benchmark ORDER BY status = 'running', {NEWEST}
-  ) AS newest FROM runs {{where}}
-) WHERE newest = 1
-"""
+# The time and id a run is listed by, newest first, as the orchestrator lists its rows:
+# a run imported from it by the times and id it states.
+RUN_START = (
+    "coalesce(json_extract(provenance, '$.source_columns.started_at'), started_at, recorded_at)"
+)
+RUN_END = "coalesce(json_extract(provenance, '$.source_columns.ended_at'), ended_at)"
+RUN_ID = (
+    f"CASE WHEN source_format = '{ORCHESTRATOR}' THEN coalesce(run_key, run_id) ELSE run_id END"
+)
+# The rows the orchestrator did not run, imported from it (`source_rows.is_source_skip`).
+SOURCE_SKIP = (
+    "json_type(provenance, '$.run_id') = 'text' AND json_type(provenance, '$.status') = 'text' "
+    "AND json_type(provenance, '$.signature_check') IS NOT NULL"
+)
+SKIP_START = (
+    "coalesce(json_extract(provenance, '$.source_columns.started_at'), "
+    "json_extract(provenance, '$.started_at'), time)"
+)
+SKIP_END = (
+    "coalesce(json_extract(provenance, '$.source_columns.ended_at'), "
+    "json_extract(provenance, '$.ended_at'))"
+)
+SKIP_ID = "json_extract(provenance, '$.run_id')"
+GROUP_ID = "CASE WHEN kind = 'source' THEN coalesce(label, run_group_id) ELSE run_group_id END"
 GROUP_STATE = """
 SELECT
   (SELECT json_group_array(DISTINCT benchmark) FROM runs WHERE run_group_id = :g),
   (SELECT count(*) FROM runs WHERE run_group_id = :g AND status != 'succeeded')
   + (SELECT count(*) FROM skips WHERE run_group_id = :g AND outcome = 'launch_refused')
 """
+# A source group's columns the ledger keeps in its `source`, in `list_run_groups`' order.
+GROUP_SCALARS = ("execution_namespace", "checkpoint_relpath")
+GROUP_PAUSE = ("pause_retry_at", "pause_reason", "updated_at")
+GROUP_JSON = ("execution_contract", "pause_metadata", "storage_preflight")
 
 
 @dataclass(frozen=True)
@@ -83,9 +104,10 @@ class ViewerExport:
         self.paths = PathScrubber(out.parent)
         self.include, self.exclude = sorted(include), sorted(exclude)
         self.counts = {"runs": 0, "run_groups": 0}
+        self.summaries = Summaries()
 
     def where(self, prefix: str = "WHERE") -> tuple[str, list[str]]:
-        """A benchmark filter over `runs`, and its parameters."""
+        """A benchmark filter over `runs` or `skips`, and its parameters."""
         clauses, params = [], []
         if self.include:
             clauses.append(f"benchmark IN ({', '.join('?' * len(self.include))})")
@@ -101,17 +123,18 @@ class ViewerExport:
     def run(self) -> ViewerReceipt:
         with atomic_file(self.out, "w") as handle:
             handle.write("{\n")
-            handle.write(member("generated_at", self.view.generated_at) + ",\n")
+            handle.write(member("generated_at", self.generated_at()) + ",\n")
             stream(handle, "runs", self.runs())
             handle.write(",\n")
             stream(handle, "run_groups", self.run_groups())
-            latest = self.latest_scores()
+            summaries = self.summaries
+            latest = summaries.latest_scores()
             for key, value in (
                 ("latest_scores", latest),
-                ("benchmark_summary", self.benchmark_summary()),
-                ("model_summary", self.summary("provider || ':' || model", "model_key")),
-                ("agent_summary", self.summary("agent", "agent")),
-                ("calibration_summary", self.calibration_summary()),
+                ("benchmark_summary", summaries.benchmark_summary()),
+                ("model_summary", summaries.summary("model")),
+                ("agent_summary", summaries.summary("agent")),
+                ("calibration_summary", summaries.calibration_summary()),
                 ("ledger_position", self.view.position),
                 ("ledger_head_sha256", self.view.head_sha256),
             ):
@@ -132,15 +155,79 @@ class ViewerExport:
         for values in cursor:
             yield dict(zip(names, values, strict=True))
 
-    def runs(self) -> Iterator[dict[str, Any]]:
+    def generated_at(self) -> str | None:
+        """The newest time a listed run or group states, as the orchestrator stamps its
+        dataset (so that it is the same on every export of the same runs)."""
         where, params = self.where()
+        also, more = self.where("AND")
+        times = [
+            *self.conn.execute(
+                f"SELECT max(coalesce({RUN_END}, '')), max(coalesce({RUN_START}, '')) "
+                f"FROM runs {where}",
+                params,
+            ).fetchone(),
+            *self.conn.execute(
+                f"SELECT max(coalesce({SKIP_END}, '')), max(coalesce({SKIP_START}, '')) "
+                f"FROM skips WHERE {SOURCE_SKIP} {also}",
+                more,
+            ).fetchone(),
+            *self.conn.execute(
+                # An import's group opened when it was imported: not a time of the runs.
+                "SELECT max(coalesce(json_extract(source, '$.finished_at'), closed_at, '')), "
+                "max(coalesce(json_extract(source, '$.created_at'), opened_at, '')) "
+                "FROM run_groups WHERE kind != 'import'"
+            ).fetchone(),
+        ]
+        stated = [t for t in times if t]
+        return max(stated) if stated else self.view.generated_at
+
+    def runs(self) -> Iterator[dict[str, Any]]:
+        """The runs and the source's rows it did not run, newest first, each folded into
+        the summaries as it is written."""
+        where, params = self.where()
+        also, more = self.where("AND")
         repo_meta = {
             g["run_group_id"]: json.loads(g["repo_meta"] or "{}")
             for g in self.rows("SELECT run_group_id, repo_meta FROM run_groups")
         }
-        for row in self.rows(f"SELECT * FROM runs {where} ORDER BY {NEWEST}", params):
+        runs = self.rows(
+            f"SELECT *, {RUN_START} AS listed_at, {RUN_ID} AS listed_id FROM runs {where} "
+            "ORDER BY listed_at DESC, listed_id DESC",
+            params,
+        )
+        skips = self.rows(
+            f"SELECT *, {SKIP_START} AS listed_at, {SKIP_ID} AS listed_id FROM skips "
+            f"WHERE {SOURCE_SKIP} {also} ORDER BY listed_at DESC, listed_id DESC",
+            more,
+        )
+        listed = heapq.merge(
+            runs, skips, key=lambda r: (r["listed_at"] or "", r["listed_id"] or ""), reverse=True
+        )
+        for row in listed:
             self.counts["runs"] += 1
-            yield self.paths.clean(self.run_item(decode_run(row), repo_meta))
+            if "run_key" not in row:  # a row of `skips`
+                row["provenance"] = json.loads(row["provenance"] or "{}")
+                source = skip_row(row)
+                item = with_flat_tokens(source)
+                self.summaries.add(item, partial(latest_score, source))
+                yield item
+                continue
+            run = decode_run(row)
+            if is_source_run(run):
+                source = run_row(run)
+                item = {
+                    **with_flat_tokens(source),
+                    "invalidated": run["invalidated"],
+                    "invalidated_reason": run.get("invalidated_reason"),
+                }
+                summary = {**item, "superseded": run.get("superseded_by") is not None}
+                self.summaries.add(summary, partial(latest_score, source))
+                yield item
+                continue
+            item = self.paths.clean(self.run_item(run, repo_meta))
+            summary = {**item, "superseded": run.get("superseded_by") is not None}
+            self.summaries.add(summary, partial(self.latest_entry, run))
+            yield item
 
     def run_item(self, row: dict[str, Any], repo_meta: dict[str, Any]) -> dict[str, Any]:
         metrics = row.get("metrics") or {}
@@ -199,8 +286,14 @@ class ViewerExport:
         }
 
     def run_groups(self) -> Iterator[dict[str, Any]]:
-        sql = "SELECT * FROM run_groups ORDER BY opened_at DESC, run_group_id DESC"
+        sql = f"SELECT * FROM run_groups ORDER BY opened_at DESC, {GROUP_ID} DESC"
         for group in self.rows(sql):
+            if group["kind"] == "source":
+                item = self.source_group(group)
+                if item is not None:
+                    self.counts["run_groups"] += 1
+                    yield item
+                continue
             gid = group["run_group_id"]
             ran, failures = self.conn.execute(GROUP_STATE, {"g": gid}).fetchone()
             selection = json.loads(group["selection"] or "[]") or sorted(json.loads(ran))
@@ -229,104 +322,51 @@ class ViewerExport:
                 }
             )
 
-    def latest_scores(self) -> list[dict[str, Any]]:
-        out = []
-        for _, row in sorted(self.view.latest.items()):
-            scored = self.view.with_high_score(row)
-            counts = token_counts(row.get("tokens") or {}, row.get("metrics") or {})
-            calls = counts["llm_call_count"]
-            out.append(
-                {
-                    "benchmark_id": row["benchmark"],
-                    **{k: row.get(k) for k in ("run_id", "run_group_id", "started_at")},
-                    **{k: row.get(k) for k in ("score", "unit", "agent", "provider", "model")},
-                    **{k: scored[k] for k in ("high_score_label", "high_score_value")},
-                    "delta_to_high_score": scored["delta_to_high_score"],
-                    "llm_call_count": calls,
-                    "total_prompt_tokens": counts["input_tokens"],
-                    "total_completion_tokens": counts["output_tokens"],
-                    "total_cache_read_input_tokens": counts["cached_tokens"],
-                    "total_cache_creation_input_tokens": counts["cache_creation_input_tokens"],
-                    **{k: v for k, v in counts.items() if k != "llm_call_count"},
-                    "call_count": calls,
-                    "token_metrics": {**counts, "call_count": calls},
-                }
-            )
-        return list(self.paths.clean(out))
-
-    def summary(self, expression: str, name: str) -> list[dict[str, Any]]:
-        """Runs per key; best_score follows direction: the minimum when every scored run
-        is lower-is-better, else the maximum over the higher-is-better runs only."""
-        where, params = self.where()
-        sql = SUMMARY.replace("{key}", expression).replace("{where}", where)
-        means = self.means(expression)
-        return [
-            {
-                name: r["key"],
-                "runs": r["runs"],
-                "succeeded_runs": r["succeeded_runs"],
-                "average_score": means.get(r["key"]),
-                "best_score": r["best_higher"] if r["higher_runs"] else r["best_lower"],
-            }
-            for r in self.rows(sql, params)
-        ]
-
-    def means(self, expression: str) -> dict[str, float]:
-        """Mean score per key of the succeeded, valid runs, summed exactly: the same
-        bytes whatever order the store yields the scores in."""
-        where, params = self.where("AND")
-        sql = SCORES.replace("{key}", expression).replace("{where}", where)
-        out = {}
-        for key, group in groupby(self.rows(sql, params), key=lambda r: r["key"]):
-            scores = [Fraction(r["score"]) for r in group]
-            out[key] = float(sum(scores, Fraction(0)) / len(scores))
-        return out
-
-    def benchmark_summary(self) -> list[dict[str, Any]]:
-        where, params = self.where()
-        latest = {
-            r["benchmark"]: r
-            for r in self.rows(LATEST_PER_BENCHMARK.replace("{where}", where), params)
+    def source_group(self, group: dict[str, Any]) -> dict[str, Any] | None:
+        """A run group imported from the orchestrator, as its `list_run_groups` reads it:
+        its id and columns as stated (a NULL JSON column has no key)."""
+        source = json.loads(group["source"] or "{}")
+        selection = json.loads(group["selection"] or "[]")
+        benchmarks = [b for b in selection if self.in_scope(b)]
+        if (self.include or self.exclude) and not benchmarks:
+            return None
+        item: dict[str, Any] = {
+            "run_group_id": group["label"],
+            "created_at": source.get("created_at", group["opened_at"]),
+            "finished_at": source.get("finished_at", group["closed_at"]),
+            **{k: source.get(k) for k in GROUP_SCALARS},
+            "cohort_status": source.get("status", group["status"]),
+            **{k: source.get(k) for k in GROUP_PAUSE},
+            "request": json.loads(group["request"] or "{}"),
+            "benchmarks": benchmarks,
+            "repo_meta": json.loads(group["repo_meta"] or "{}"),
         }
-        out = []
-        for entry in self.summary("benchmark", "benchmark_id"):
-            newest = latest[entry["benchmark_id"]]
-            out.append(
-                {
-                    **{k: v for k, v in entry.items() if k != "average_score"},
-                    "latest_run_id": newest["run_id"],
-                    "latest_started_at": newest["started_at"],
-                    "latest_model": newest["model"],
-                    "latest_provider": newest["provider"],
-                }
-            )
-        return out
+        item.update({k: source[k] for k in GROUP_JSON if source.get(k) is not None})
+        return item
 
-    def calibration_summary(self) -> list[dict[str, Any]]:
-        """Per benchmark with a calibration run: each harness's baseline score, and its
-        status (the newest run's when it has no baseline row, else `missing`)."""
-        agents = list(CALIBRATION_EXPECTED)
-        where, params = self.where("AND")
-        marks = ", ".join("?" * len(agents))
-        newest: dict[tuple[str, str], str] = {}
-        sql = f"SELECT benchmark, agent, status FROM runs WHERE agent IN ({marks}) {where}"
-        for r in self.rows(f"{sql} ORDER BY {NEWEST}", [*agents, *params]):
-            newest.setdefault((r["benchmark"], r["agent"]), r["status"])
-        out = []
-        for benchmark in sorted({b for b, _ in newest}):
-            rows = {a: self.view.baselines.get((benchmark, a)) for a in agents}
-            out.append(
-                {
-                    "benchmark_id": benchmark,
-                    "scores": {a: r["score"] if r else None for a, r in rows.items()},
-                    "statuses": {
-                        a: r["status"] if r else newest.get((benchmark, a), "missing")
-                        for a, r in rows.items()
-                    },
-                    "complete": all(r is not None for r in rows.values()),
-                }
-            )
-        return out
+    def latest_entry(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A `latest_scores` entry of a run the ledger executed (or imported from another
+        harness): its token counts as the ledger recorded them."""
+        scored = self.view.with_high_score(row)
+        counts = token_counts(row.get("tokens") or {}, row.get("metrics") or {})
+        calls = counts["llm_call_count"]
+        entry = {
+            "benchmark_id": row["benchmark"],
+            **{k: row.get(k) for k in ("run_id", "run_group_id", "started_at")},
+            **{k: row.get(k) for k in ("score", "unit", "agent", "provider", "model")},
+            **{k: scored[k] for k in ("high_score_label", "high_score_value")},
+            "delta_to_high_score": scored["delta_to_high_score"],
+            "llm_call_count": calls,
+            "total_prompt_tokens": counts["input_tokens"],
+            "total_completion_tokens": counts["output_tokens"],
+            "total_cache_read_input_tokens": counts["cached_tokens"],
+            "total_cache_creation_input_tokens": counts["cache_creation_input_tokens"],
+            **{k: v for k, v in counts.items() if k != "llm_call_count"},
+            "call_count": calls,
+            "token_metrics": {**counts, "call_count": calls},
+        }
+        cleaned: dict[str, Any] = self.paths.clean(entry)
+        return cleaned
 
 
 def member(key: str, value: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchledger.adapters.publication.viewer_export import ViewerExport
+from benchledger.adapters.publication.viewer_summaries import Summaries
 from tests.conftest import Invoke
 from tests.helpers import create_empty_ledger, run_json, write_json
 
@@ -521,15 +521,23 @@ class TestExportViewerData:
         starts = [(r["started_at"], r["run_id"]) for r in data["runs"]]
         assert starts == sorted(starts, reverse=True)
 
-    def test_latest_scores_are_exactly_the_published_latest_rows(
+    def test_latest_scores_are_the_newest_scored_successes_as_the_orchestrator_lists_them(
         self, ledger: Invoke, tmp_path: Path
     ) -> None:
+        """The orchestrator export's definition: per benchmark and agent, the succeeded
+        runs with a score that started last (an invalidated run is not a success)."""
         data = export_viewer(ledger, tmp_path / "viewer_data.json")["data"]
-        published = json.loads(ledger("latest", "--json").stdout)
-        assert [r["run_id"] for r in data["latest_scores"]] == [r["run_id"] for r in published]
-        assert [r["delta_to_high_score"] for r in data["latest_scores"]] == [
-            r["delta_to_high_score"] for r in published
+        newest: dict[tuple[str, str], dict[str, Any]] = {}
+        for run in json.loads(ledger("runs", "--json").stdout):
+            if run["status"] != "succeeded" or run["score"] is None or run["invalidated"]:
+                continue
+            key = (run["benchmark"], run["agent"])
+            if key not in newest or run["started_at"] > newest[key]["started_at"]:
+                newest[key] = run
+        assert [r["run_id"] for r in data["latest_scores"]] == [
+            newest[key]["run_id"] for key in sorted(newest)
         ]
+        assert {r["benchmark_id"] for r in data["latest_scores"]} >= {LATENCY}
 
     def test_best_scores_follow_the_benchmarks_direction(
         self, ledger: Invoke, tmp_path: Path
@@ -557,11 +565,7 @@ class TestExportViewerData:
             {
                 "benchmark_id": "bfcl",
                 "scores": {"perfect_v1": 1.0, "wrong_v1": None, "half_v1": None},
-                "statuses": {
-                    "perfect_v1": "succeeded",
-                    "wrong_v1": "missing",
-                    "half_v1": "missing",
-                },
+                "statuses": {"perfect_v1": "succeeded", "wrong_v1": None, "half_v1": None},
                 "complete": False,
             }
         ]
@@ -596,10 +600,10 @@ class TestExportViewerData:
         export_viewer(ledger, out)
         before = out.read_bytes()
 
-        def broken(self: ViewerExport) -> list[dict[str, Any]]:
+        def broken(self: Summaries) -> list[dict[str, Any]]:
             raise RuntimeError("disk on fire")
 
-        monkeypatch.setattr(ViewerExport, "calibration_summary", broken)
+        monkeypatch.setattr(Summaries, "calibration_summary", broken)
         ledger("invalidate", json.loads(before)["latest_scores"][0]["run_id"], "--reason", "x")
         result = ledger("export-viewer-data", "--out", str(out), expect=None)
         assert isinstance(result.exception, RuntimeError)

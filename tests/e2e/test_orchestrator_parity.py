@@ -69,6 +69,9 @@ CHECKS = {
             "matrix_contract",
         )
     ),
+    *(f"EXPORT {k}/" for k in ("latest", "quarantine", "baselines")),
+    "EXPORT viewer_data.json",
+    *(f"PICKS database-only {k}" for k in ("latest", "quarantine", "baselines")),
     "IMPORT latest/ appended-only-rules",
     *(f"IMPORT {w} appended-nothing" for w in ("quarantine/", "baselines/", "viewer_data.json")),
     "IMPORT again appended-nothing",
