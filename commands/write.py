@@ -41,7 +41,9 @@ def _not_blank(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 @click.option("--benchmark", help="Benchmark, for files that do not say (e.g. JUnit XML)")
 @click.option("--agent", help="Agent, for files that do not say")
 @click.option("--provider", help="Provider, for files that do not say")
-@click.option("--model", help="Model, for files that do not say")
+@click.option(
+    "--model", help="Model, for files that do not say (a model a file names is kept, not replaced)"
+)
 @click.option(
     "limit_options",
     "--limit",
@@ -81,6 +83,14 @@ def import_(
     per-instance report, a submission's metadata.yaml) is ignored too: it names
     the imported run it is a member of, or what to import to read it whole. The
     summary counts ignored files by reason.
+
+    --benchmark, --agent, --provider and --model fill in only what a file does
+    not say (a tb run results.json published without its run_metadata.json names
+    no model: it is `unknown`, a placeholder `latest` quarantines); what a file
+    says is never replaced. A file imported already is read again when given
+    them: a run it now states differently is a conflict naming the field, and
+    --amend records it as a correction (a JUnit run, keyed by who ran it, is
+    another run).
 
     Exit 1 if any file failed or conflicted, if a file named on the command line
     was ignored (unless it is a member of a run this import recorded), or if

@@ -263,7 +263,12 @@ class Importing(LookupsAhead):
         amend: bool,
     ) -> ImportOutcome:
         import_id = import_id_for(source.sha256)
-        if self._first_event(import_id) is not None:
+        # Options fill what a file does not say (`import --model`): a file recorded
+        # already is read again when given some, and compared run by run (a model it
+        # now names is a conflict, or with `amend` a correction); its import stays the
+        # one first recorded, so reading it again without options changes nothing.
+        recorded = self._first_event(import_id) is not None
+        if recorded and not source.options:
             return ImportOutcome("unchanged", (), 0)
         outcomes = RunOutcomes()
         keys: set[str] = set()
@@ -394,17 +399,18 @@ class Importing(LookupsAhead):
                 )
                 assert registered is not None
                 closing.append(registered)
-        closing.append(
-            result_import.imported(
-                import_id,
-                format=source.format,
-                path=source.path,
-                sha256=source.sha256,
-                size=source.size,
-                run_ids=outcomes.run_ids(),
-                run_group_id=group.id if group else None,
+        if not recorded:
+            closing.append(
+                result_import.imported(
+                    import_id,
+                    format=source.format,
+                    path=source.path,
+                    sha256=source.sha256,
+                    size=source.size,
+                    run_ids=outcomes.run_ids(),
+                    run_group_id=group.id if group else None,
+                )
             )
-        )
         appended += self._append(closing, group, pending, notes, system)
         if group is not None:
             for outcome, n in outcomes.counts().items():

@@ -306,3 +306,6 @@ class SourceFile(Record):
     sha256: str
     size: int
     format: str
+    # What the importer was told for what files do not say (`import --model` ...): the
+    # same file read with other options may state other facts (`Importing`).
+    options: dict[str, str] = Field(default_factory=dict)

@@ -6,10 +6,19 @@ member, so a change to it is a new version of the run. The per-trial folders rep
 each trial's entry and are not read. Without run_metadata.json the run is still
 recorded, from what results.json says.
 
+A results.json is often published alone, out of its run folder and renamed by its run
+(`2025-08-25__12-29-38_results.json`, several in one folder). A file whose name ends in
+`results.json` is claimed when its head shows the harness's trial list (`results`, a
+list of objects naming `trial_name` and `task_id`), and read alone: a run_metadata.json
+beside it is not taken for its own (it states another run, or none), nor is the folder
+its run's name.
+
 Mapping (see the module docstring of `terminal_bench_harness_files` for the shapes):
 
 - run key: run_metadata's `run_id`; without it, the run id every trial name ends with
-  (`<task>.<k>-of-<n>.<run_id>`), else the folder's name.
+  (`<task>.<k>-of-<n>.<run_id>`, the same key run_metadata would give, and one a resumed
+  run keeps, where results.json's `id` is drawn anew), else the folder's name for a
+  results.json in its run folder, else results.json's `id`, else the file's name.
 - benchmark: the dataset, `<dataset_name>@<dataset_version>` (`terminal-bench-core@0.1.1`):
   versions hold different tasks, so their scores never share a benchmark, a high score
   or a latest row. A run on a local dataset (no name) or without run_metadata.json is
@@ -53,20 +62,35 @@ NAME = "terminal_bench_harness"
 SYSTEM = "terminal_bench_harness"
 TOLERANCE = 1e-9
 _RESULTS_LIST = re.compile(rb'"results"\s*:\s*\[')
+_TRIAL_LIST = re.compile(rb'"results"\s*:\s*\[\s*\{')
 _COMPUTED = (b'"n_resolved"', b'"resolved_ids"', b'"accuracy"')
 _PHASES = ("trial", "agent", "test")
 
 
 def detect(path: Path, head: bytes) -> bool:
     """A `results.json` that holds a list of trials, or the figures only the harness
-    computes; a trial folder's own results.json (one trial, no list) is not claimed."""
-    if path.name != files.RESULTS or not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+    computes; a trial folder's own results.json (one trial, no list) is not claimed.
+    A published copy renamed `<anything>results.json` must show the trial list itself."""
+    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         return False
-    trials = _RESULTS_LIST.search(head) is not None and b'"trial_name"' in head
-    return trials or all(key in head for key in _COMPUTED)
+    if files.named_by_harness(path):
+        trials = _RESULTS_LIST.search(head) is not None and b'"trial_name"' in head
+        return trials or all(key in head for key in _COMPUTED)
+    return files.published_copy(path) and _lists_trials(head)
+
+
+def _lists_trials(head: bytes) -> bool:
+    """Whether the head shows `"results": [{...` naming a trial and its task."""
+    found = _TRIAL_LIST.search(head)
+    if found is None:
+        return False
+    rest = head[found.end() :]
+    return b'"trial_name"' in rest and b'"task_id"' in rest
 
 
 def members(path: Path) -> list[Path]:
+    if not files.named_by_harness(path):
+        return []
     metadata = path.parent / files.METADATA
     return [metadata] if metadata.is_file() else []
 
@@ -76,11 +100,13 @@ def parse(
 ) -> Iterator[RunRecord | SkipRecord]:
     """The folder's one run; `defaults` fill what run_metadata.json leaves out."""
     results = files.read_results(path, data)
-    metadata = files.read_metadata(path.parent / files.METADATA)
+    # A renamed copy was taken out of its run folder: what lies beside it is not its own.
+    beside = path.parent / files.METADATA
+    metadata = files.read_metadata(beside) if files.named_by_harness(path) else None
     trials = results.results
     quirks: list[str] = []
     mismatch = _mismatch(results, metadata)
-    header = run_header.header(path, metadata, trials, defaults or {}, quirks)
+    header = run_header.header(path, metadata, results, defaults or {}, quirks)
     resolved = sum(1 for t in trials if t.is_resolved)
     counted = resolved / len(trials) if trials else None
     header["score"] = results.accuracy if results.accuracy is not None else counted

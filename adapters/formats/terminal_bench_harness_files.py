@@ -110,6 +110,16 @@ class RunMetadata(_Shape):
     resumed_at: str | None = None
 
 
+def named_by_harness(path: Path) -> bool:
+    """The file under the name `tb run` gives it, in its run folder."""
+    return path.name == RESULTS
+
+
+def published_copy(path: Path) -> bool:
+    """A results.json renamed as it is published alone (`<run_id>_results.json`)."""
+    return path.name.lower().endswith(RESULTS) and not named_by_harness(path)
+
+
 def read_results(path: Path, data: bytes) -> Results:
     document = read_json(path, data)
     if not isinstance(document, dict):

@@ -10,6 +10,7 @@ from typing import Any
 
 from benchledger.adapters.formats import terminal_bench_harness_files as files
 from benchledger.adapters.formats.terminal_bench_harness_files import (
+    Results,
     RunMetadata,
     Trial,
     parse_time,
@@ -42,15 +43,16 @@ HOST_PATHS = ("output_path", "dataset_path")
 def header(
     path: Path,
     metadata: RunMetadata | None,
-    trials: list[Trial],
+    results: Results,
     defaults: dict[str, Any],
     quirks: list[str],
 ) -> dict[str, Any]:
     """The run's header fields, before its score and figures."""
+    trials = results.results
     config: dict[str, Any] = dict(defaults.get("config") or {})
     provenance: dict[str, Any] = {"layout": "tb_run"}
     if metadata is None:
-        who = _without_metadata(path, trials, defaults, config, provenance, quirks)
+        who = _without_metadata(path, results, defaults, config, provenance, quirks)
     else:
         who = _from_metadata(path, metadata, trials, defaults, config, provenance, quirks)
     # A resumed run's metadata keeps no end time: the trials still say when they ran.
@@ -70,25 +72,39 @@ def header(
 
 def _without_metadata(
     path: Path,
-    trials: list[Trial],
+    results: Results,
     defaults: dict[str, Any],
     config: dict[str, Any],
     provenance: dict[str, Any],
     quirks: list[str],
 ) -> dict[str, Any]:
+    trials = results.results
     quirks.append("no run_metadata.json: the dataset, agent and model are not stated")
-    run_id = files.named_run_id(trials) or path.parent.name
+    if files.published_copy(path):
+        quirks.append("a results.json published alone, renamed out of its run folder")
+    run_id = _run_id(path, trials)
     attempts = files.named_attempts(trials)
     if attempts is not None:
         config["n_attempts"] = attempts
-    provenance["run_id"] = run_id
+    if run_id is not None:
+        provenance["run_id"] = run_id
     return {
-        "run_key": run_id,
+        # A copy with no run id: the `id` the harness gave its results, else its name.
+        "run_key": run_id or results.id or path.stem,
         "benchmark": defaults.get("benchmark") or DEFAULT_BENCHMARK,
         "agent": defaults.get("agent") or UNKNOWN,
         "provider": defaults.get("provider") or "",
         "model": defaults.get("model") or UNKNOWN,
     }
+
+
+def _run_id(path: Path, trials: list[Trial]) -> str | None:
+    """The run id the trial names carry (the key run_metadata.json would give, and one a
+    resumed run keeps); else the name of the run folder `tb run` names after the run."""
+    named = files.named_run_id(trials)
+    if named:
+        return named
+    return path.parent.name if files.named_by_harness(path) else None
 
 
 def _from_metadata(

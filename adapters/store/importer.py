@@ -271,8 +271,10 @@ class Importer:
                 digest.update(b"\0" + member.name.encode() + b"\0")
                 _hash_into(digest, member)
             seen_parts = [identity(os.stat(member)) for member in parts]
-            source = SourceFile(path=name, sha256=digest.hexdigest(), size=size, format=fmt.NAME)
             given = dict(defaults or {})
+            source = SourceFile(
+                path=name, sha256=digest.hexdigest(), size=size, format=fmt.NAME, options=given
+            )
 
             def read() -> Iterator[Parsed]:  # afresh for each attempt of the append
                 units = formats.units(fmt, path) if size >= read_ahead.READ_AHEAD_BYTES else None

@@ -265,7 +265,7 @@ class TestAmending:
         assert "superseded" in result.stderr
 
 
-def test_import_options_name_who_ran_files_that_do_not_say(invoke: Invoke, tmp_path: Path) -> None:
+def junit_report(tmp_path: Path) -> Path:
     report = tmp_path / "junit.xml"
     report.write_text(
         '<testsuite name="pytest" tests="2" failures="1" errors="0" skipped="0">'
@@ -273,6 +273,11 @@ def test_import_options_name_who_ran_files_that_do_not_say(invoke: Invoke, tmp_p
         '<testcase classname="t" name="b"><failure message="boom"/></testcase>'
         "</testsuite>"
     )
+    return report
+
+
+def test_import_options_name_who_ran_files_that_do_not_say(invoke: Invoke, tmp_path: Path) -> None:
+    report = junit_report(tmp_path)
     invoke("import", str(report), "--benchmark", "tbench", "--agent", "eliza", "--model", "m1")
     [run] = json.loads(invoke("runs", "--json").stdout)
     assert (run["benchmark"], run["agent"], run["model"], run["score"]) == (
@@ -281,6 +286,31 @@ def test_import_options_name_who_ran_files_that_do_not_say(invoke: Invoke, tmp_p
         "m1",
         0.5,
     )
+
+
+class TestImportOptionsOnAFileImportedAlready:
+    def states(self, invoke: Invoke, *args: str, expect: int = 0) -> list[str]:
+        reports = json.loads(invoke("import", *args, "--json", expect=expect).stdout)
+        return [r["state"] for r in reports]
+
+    def test_new_options_are_read_not_ignored(self, invoke: Invoke, tmp_path: Path) -> None:
+        # A JUnit run is keyed by who ran it: named, it is another run (a run keyed by its
+        # source, e.g. a tb run's, conflicts instead: test_format_terminal_bench_harness_alone).
+        report = junit_report(tmp_path)
+        assert self.states(invoke, str(report)) == ["imported"]
+        assert self.states(invoke, str(report), "--model", "m1") == ["imported"]
+        models = sorted(r["model"] for r in json.loads(invoke("runs", "--json").stdout))
+        assert models == ["m1", "unknown"]
+
+    def test_the_same_options_again_or_none_append_nothing(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        report = junit_report(tmp_path)
+        assert self.states(invoke, str(report), "--model", "m1") == ["imported"]
+        events = stored_events(tmp_path / "ledger.db")
+        assert self.states(invoke, str(report), "--model", "m1") == ["unchanged"]
+        assert self.states(invoke, str(report)) == ["unchanged"]
+        assert stored_events(tmp_path / "ledger.db") == events
 
 
 class TestStreamedFilesAreAppendedWhole:
