@@ -7,6 +7,7 @@ on stdout (kept in the run's `stdout.log`) and writes a native result."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -28,6 +29,7 @@ BENCH = textwrap.dedent(
     Path(sys.argv[1], "result.json").write_text(json.dumps(doc))
     """
 )
+CHECKOUT = os.environ.get("BENCHLEDGER_ORCHESTRATOR_CHECKOUT", "")
 GPT = {"provider": "openai", "model": "gpt-x", "extra": {"reasoning_effort": "Medium "}}
 
 
@@ -162,3 +164,42 @@ class TestOrchestratorProfiles:
         [row] = recorded(invoke)
         config = json.loads(invoke("show", row["run_id"], "--json").stdout)["run"]["config"]
         assert (config["sample"], config["limit"]) == (3, 3)
+
+    def test_preflight_reports_a_bad_profile_file_as_its_blocker(
+        self, invoke: Invoke, here: Path
+    ) -> None:
+        path = profile(here, "bad", {"provider": "openai", "model": "m", "tier": 1})
+        out = here / "pre"
+        options = ("--benchmarks", "bfcl", "--agent", "eliza", "--model-profile", str(path))
+        invoke("preflight", *options, "--out", str(out), expect=2)
+        report = json.loads((out / "preflight.json").read_text())
+        [blocker] = report["blockers"]
+        assert (blocker["subject"], report["exit_reason"]) == (str(path), "preflight_failed")
+        assert "field 'tier': unknown key" in blocker["problem"]
+
+
+@pytest.mark.skipif(
+    not CHECKOUT, reason="set BENCHLEDGER_ORCHESTRATOR_CHECKOUT to a checkout of elizaOS/benchmarks"
+)
+class TestTheOrchestratorsOwnProfiles:
+    def test_each_model_profile_runs_by_name_with_its_provider_model_and_effort(
+        self, invoke: Invoke, here: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        folder = Path(CHECKOUT) / "suites" / "orchestrator" / "profiles"
+        monkeypatch.setenv("BENCHLEDGER_PROFILES", str(folder))
+        stated = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+        models = {name: data for name, data in stated.items() if "model" in data}
+        assert models, f"no model profiles in {folder}"
+        for name in models:
+            run(invoke, "--benchmarks", "bfcl", "--model-profile", name)
+        efforts = [
+            str(data.get("extra", {}).get("reasoning_effort", "")).strip().lower() or None
+            for data in models.values()
+        ]
+        assert [e["OPENAI_REASONING_EFFORT"] for e in seen(here, "bfcl")] == efforts
+        assert [e["CEREBRAS_REASONING_EFFORT"] for e in seen(here, "bfcl")] == efforts
+        assert [(r["provider"], r["model"]) for r in recorded(invoke)] == [
+            (data["provider"], data["model"]) for data in models.values()
+        ]
+        for name in stated.keys() - models.keys():  # per_benchmark profiles, with --model
+            run(invoke, "--benchmarks", "bfcl", "--model-profile", name, "--model", "m")
