@@ -46,7 +46,9 @@ def run_preflight(
     try:
         work = plan(**work_options, **run_options)
     except (InputFormatError, NotFoundError) as e:
-        return checks.unusable_registry(work_options["registry_path"], str(e)), None
+        # A bad registry or profile file names itself; an unknown name is the registry's.
+        where = Path(e.path) if isinstance(e, InputFormatError) else work_options["registry_path"]
+        return checks.unusable_registry(where, str(e)), None
     report = checks.check(
         work.registry,
         work.specs,
@@ -112,9 +114,10 @@ def preflight(out_dir: Path, as_json: bool, **work_options: Any) -> None:
     The registry and its inventory, each selected benchmark's executable,
     required environment variables and runtime gate (its `requires`: a
     reachable Docker daemon, credentials, commands, paths), each selected
-    account's home, and that --out can be written. Writes preflight.json and preflight.md into --out
-    with the exit code, the reason and the steps that unblock it. Exit 3 when
-    blocked.
+    account's home and its auth file (e.g. auth.json for CODEX_HOME; never opened),
+    and that --out can be written. Writes preflight.json and preflight.md into --out
+    with the exit code, the reason and the steps that unblock it. Exit 2 when
+    blocked (preflight_failed, the orchestrator's code).
 
     \b
     Example:

@@ -120,9 +120,10 @@ def review(
 
     \b
         0  every step passed
-        1  an error (Error: ...)     2  a usage error
-        3  preflight blocked (a missing executable, env var or runtime gate
-           requirement...): preflight.md in --out says how to unblock
+        1  an error (Error: ...)     2  a usage error, or
+           preflight blocked (a missing executable, env var, runtime gate
+           requirement or account auth file...): preflight.md in --out says how
+           to unblock (preflight_failed, 2, as the orchestrator's review)
         4  run: a benchmark failed, timed out or was refused
         5  gates: readiness or calibration findings, or no latest rows
         6  review package blocked (a blank --reviewer-note)

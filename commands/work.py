@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -14,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import click
-from pydantic import ValidationError
 
 from benchledger.adapters.execution.accounts import AccountChoice, choose
+from benchledger.adapters.execution.profiles import find_profile
 from benchledger.adapters.execution.registry import (
     DEFAULT_REGISTRY,
     BenchmarkSpec,
@@ -67,7 +66,9 @@ _SELECTION_OPTIONS = (
     click.option("--model", help="Model id"),
     click.option(
         "--model-profile",
-        help="Profile supplying provider, model and extra: a registry profile name or a .toml file",
+        help="Profile supplying provider, model and extra: a file (the orchestrator's JSON "
+        "profiles, or .toml), a registry profile, or NAME.json in a profiles folder "
+        "(env BENCHLEDGER_PROFILES, the registry's profiles_dir, profiles/ beside it)",
     ),
     click.option(
         "--extra", help='Config overrides as JSON, e.g. {"limit": 5, "per_benchmark": {...}}'
@@ -202,12 +203,17 @@ def plan(
         agent = next(a for agents_of in cohort_agents.values() for a in agents_of)
     extras: list[dict[str, Any]] = []
     if model_profile:
-        profile = load_profile(model_profile, registry)
+        profile = find_profile(model_profile, registry, registry_path, os.environ)
+        _warn_overridden(profile, provider, model)
         provider, model = provider or profile.provider, model or profile.model
         extras.append(dict(profile.extra))
     extras.append(json_object(extra, "--extra"))
     if not model:
-        raise click.UsageError("give --model or --model-profile")
+        raise click.UsageError(
+            f"give --model: model profile '{model_profile}' states no model"
+            if model_profile
+            else "give --model or --model-profile"
+        )
     request = RunRequest(
         agent=agent,
         provider=provider or "",
@@ -229,6 +235,17 @@ def plan(
         for name in names
     )
     return Work(registry, specs, cohort[0], root.resolve(), cohort, cohort_agents)
+
+
+def _warn_overridden(profile: Profile, provider: str | None, model: str | None) -> None:
+    """--provider and --model win over the profile's; the orchestrator lets the profile
+    win (its flags have defaults), so an operator coming from it is told."""
+    for option, given, stated in (
+        ("--provider", provider, profile.provider),
+        ("--model", model, profile.model),
+    ):
+        if given and stated and given != stated:
+            stderr(f"warning: {option} {given} overrides model profile '{profile.name}' ({stated})")
 
 
 def _accounts(
@@ -318,25 +335,6 @@ def _serialised(projection_runner: ProjectionRunner) -> Callable[[], object]:
             return projection_runner.catch_up()
 
     return catch_up
-
-
-def load_profile(name: str, registry: Registry | None) -> Profile:
-    """A profile of the registry, or a TOML file of its own (provider, model, extra)."""
-    path = Path(name)
-    if path.suffix == ".toml" and path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise click.ClickException(f"{path}: {e}") from None
-        try:
-            return Profile.model_validate({"name": path.stem, **data})
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise click.ClickException(f"{path}: field '{where}': {first['msg']}") from None
-    if registry is None:
-        raise click.UsageError(f"no profile file '{name}' and no registry to look it up in")
-    return registry.profile(name)
 
 
 def selection(

@@ -5,18 +5,27 @@
     env = "CODEX_HOME"           # each run gets one account's home in this variable
     pool_env = "CODEX_HOMES"     # optional, default env + "S": every selected home,
                                  # os.pathsep-separated, for harnesses that rotate per turn
+    auth_file = "auth.json"      # optional; the file a logged-in home holds (default by
+                                 # env: CODEX_HOME auth.json, CLAUDE_CONFIG_DIR
+                                 # .credentials.json, else none); "" checks none
 
-An account's id is its directory's name under the root. `--accounts N` selects the
-first N ids in sorted order, `--accounts a,c` those ids in that order, nothing all
-of them. Run i of an invocation gets `accounts[i % N]`. Only ids are ever recorded:
-a home's path, files and tokens stay out of the ledger, and the string values of the
-JSON files at a home's top level (`auth.json`) are masked wherever a run writes.
+An account's id is its directory's name under the root. Its home is that directory,
+or, when it holds an `active-home` file (the elizaOS runtime's pointer to the current
+credential generation, e.g. `generations/<hash>`), the directory that names, relative
+to it and inside it. `--accounts N` selects the first N ids in sorted order,
+`--accounts a,c` those ids in that order, nothing all of them. A selected account whose
+home lacks its auth file (or holds an empty one, or not a regular file) cannot be used:
+`run` refuses, `preflight` blocks. Only whether the file is there is checked: it is
+never opened. Run i of an invocation gets `accounts[i % N]`. Only ids are ever
+recorded: a home's path, files and tokens stay out of the ledger, and the string values
+of the JSON files at a home's top level (`auth.json`) are masked wherever a run writes.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +37,10 @@ from benchledger.domain.secrets import could_be_secret
 
 # A home's JSON files bigger than this are not read for secrets: credentials are small.
 MAX_SECRET_FILE = 1 << 20
+# The file a logged-in home holds, by the pool's variable: Codex's and Claude Code's.
+AUTH_FILES = {"CODEX_HOME": "auth.json", "CLAUDE_CONFIG_DIR": ".credentials.json"}
+# The elizaOS runtime's pointer, in an account's directory, to its current home.
+ACTIVE_HOME = "active-home"
 
 
 class AccountPool(BaseModel):
@@ -39,6 +52,7 @@ class AccountPool(BaseModel):
     root: Path
     env: str
     pool_env: str = ""
+    auth_file: str | None = None
 
     @field_validator("root", mode="before")
     @classmethod
@@ -48,10 +62,19 @@ class AccountPool(BaseModel):
             return (folder / Path(value).expanduser()).absolute()
         return value
 
+    @field_validator("auth_file")
+    @classmethod
+    def _auth_file_inside_the_home(cls, value: str | None) -> str | None:
+        if value and (Path(value).is_absolute() or ".." in Path(value).parts):
+            raise ValueError("must be a path inside the account's home")
+        return value
+
     @model_validator(mode="after")
-    def _pool_env_defaults_to_plural(self) -> AccountPool:
+    def _defaults(self) -> AccountPool:
         if not self.pool_env:
             object.__setattr__(self, "pool_env", f"{self.env}S")
+        if self.auth_file is None:
+            object.__setattr__(self, "auth_file", AUTH_FILES.get(self.env, ""))
         return self
 
     def ids(self) -> list[str]:
@@ -115,9 +138,33 @@ def choose(pool: AccountPool, wanted: str | None) -> AccountChoice:
         problems += [
             f"account '{i}' has no home at {pool.root / i}" for i in ids if i not in available
         ]
-    accounts = tuple(Account(i, pool.root / i) for i in ids)
-    problems += [p for a in accounts if (p := unreadable(a)) is not None]
+    homes = [(i, active_home(i, pool.root / i)) for i in ids]
+    problems += [home for _, home in homes if isinstance(home, str)]
+    accounts = tuple(Account(i, home) for i, home in homes if isinstance(home, Path))
+    problems += [
+        p for a in accounts if (p := unreadable(a) or unauthenticated(a, pool)) is not None
+    ]
     return AccountChoice(pool, accounts, tuple(dict.fromkeys(problems)))
+
+
+def active_home(account_id: str, directory: Path) -> Path | str:
+    """The account's home: its directory, or where its `active-home` pointer leads
+    (inside it); why the pointer cannot be followed, if it cannot."""
+    pointer = directory / ACTIVE_HOME
+    if not os.path.lexists(pointer):
+        return directory
+    try:
+        target = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return f"account '{account_id}' {ACTIVE_HOME} pointer {pointer} cannot be read"
+    home = (directory / target).resolve()
+    inside = not Path(target).is_absolute() and home.is_relative_to(directory.resolve())
+    if not target or not inside or not home.is_dir():
+        return (
+            f"account '{account_id}' {ACTIVE_HOME} pointer {pointer} names no directory "
+            "inside the account's"
+        )
+    return directory / target if target != "." else directory
 
 
 def unreadable(account: Account) -> str | None:
@@ -126,6 +173,23 @@ def unreadable(account: Account) -> str | None:
         return None  # named as missing already
     if not os.access(account.home, os.R_OK | os.X_OK):
         return f"account '{account.id}' home {account.home} is not readable"
+    return None
+
+
+def unauthenticated(account: Account, pool: AccountPool) -> str | None:
+    """Why the home holds no usable auth file, if it does not: only its kind and size
+    are looked at, never its contents."""
+    if not pool.auth_file or not account.home.is_dir():
+        return None
+    path = account.home / pool.auth_file
+    try:
+        info = path.stat()
+    except OSError:
+        return f"account '{account.id}' home {account.home} holds no {pool.auth_file}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"account '{account.id}' {pool.auth_file} in {account.home} is not a regular file"
+    if info.st_size == 0:
+        return f"account '{account.id}' {pool.auth_file} in {account.home} is empty"
     return None
 
 

@@ -2,9 +2,12 @@
 
 The registry and its inventory, each selected benchmark's executable, required
 environment and runtime gate (`requires`: Docker, credentials, commands, paths;
-unless skipped), each selected account's home, and that the output directory can be
-written. The report (`preflight.json`, `preflight.md`) names every blocker with a
-concrete unblock step; it holds variable names, never their values.
+unless skipped), each selected account's home and its auth file (`accounts.py`: there,
+non-empty, never opened), and that the output directory can be written. The report
+(`preflight.json`, `preflight.md`) names every blocker with a concrete unblock step; it
+holds variable names, never their values. A blocked preflight exits 2,
+`preflight_failed`, as the orchestrator's exit-code contract says (`exit_code` and
+`exit_reason` in `preflight.json`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from benchledger.adapters.execution.registry import (
 )
 from benchledger.adapters.execution.runtime import Probe, parse
 
-# The exit code of a blocked preflight, in `preflight` and in the `review` chain.
-BLOCKED = 3
+# The exit code of a blocked preflight, in `preflight` and in the `review` chain, and its
+# name: the orchestrator's contract (`preflight_failed`, 2).
+BLOCKED = 2
+BLOCKED_REASON = "preflight_failed"
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Preflight:
             "generated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "ok": self.ok,
             "exit_code": self.exit_code,
+            "exit_reason": "ok" if self.ok else BLOCKED_REASON,
             "reason": self.reason,
             "unblock": list(dict.fromkeys(b.unblock for b in self.blockers)),
             "blockers": [asdict(b) for b in self.blockers],
@@ -252,16 +258,18 @@ def _accounts(report: Preflight, accounts: AccountChoice | None, agent: str) -> 
         "pool": pool.name,
         "env": pool.env,
         "pool_env": pool.pool_env,
+        "auth_file": pool.auth_file or {"not checked": "no auth_file for this pool"},
         "available": pool.ids(),
         "selected": [a.id for a in accounts.accounts],
         "problems": list(accounts.problems),
     }
+    holding = f" and holds its {pool.auth_file}" if pool.auth_file else ""
     for problem in accounts.problems:
         report.block(
             "account",
             pool.name,
             problem,
-            f"authenticate the account so its home exists under {pool.root} "
+            f"authenticate the account so its home exists under {pool.root}{holding} "
             f"([accounts.{pool.name}].root), or choose others with --accounts "
             f"(available: {', '.join(pool.ids()) or 'none'})",
         )
@@ -304,7 +312,7 @@ def markdown(data: Mapping[str, Any]) -> str:
         "# Preflight",
         "",
         f"- Status: `{'ok' if data['ok'] else 'blocked'}`",
-        f"- Exit code: `{data['exit_code']}`",
+        f"- Exit code: `{data['exit_code']}` (`{data['exit_reason']}`)",
         f"- Generated at: `{data['generated_at']}`",
     ]
     if data["reason"]:

@@ -17,6 +17,13 @@ For any other provider, a base URL the config states (`<provider>_base_url`,
 `base_url`, or `vllm_base_url`, the key `compare` records a side's `@base_url` under,
 as the orchestrator's compare does) is exported as `OPENAI_BASE_URL`; without one the
 environment is left as it is.
+
+Whatever the provider, a `reasoning_effort` the effective config gives (a model
+profile's `extra`, `--extra`, or their `per_benchmark` entry) is exported, stripped and
+lower-cased, under each name the orchestrator's runner mirrors it to
+(`REASONING_EFFORT_ENV`: `OPENAI_REASONING_EFFORT`, `CEREBRAS_REASONING_EFFORT`, ...),
+replacing a value the environment already had; without one (or with a blank or
+non-string one) the environment is left as it is.
 """
 
 from __future__ import annotations
@@ -47,6 +54,13 @@ KEY_ENV: dict[str, str] = {
 DUMMY_KEY: dict[str, str] = {"vllm": "dummy"}
 # Where `compare` records a side's @base_url, whatever its provider (as the orchestrator).
 COMPARE_BASE_URL_KEY = "vllm_base_url"
+# The variables the orchestrator's runner sets from the config's `reasoning_effort`.
+REASONING_EFFORT_ENV = (
+    "BENCHMARK_REASONING_EFFORT",
+    "OPENAI_REASONING_EFFORT",
+    "CEREBRAS_REASONING_EFFORT",
+    "OPENCLAW_THINKING_LEVEL",
+)
 
 
 def provider_env(
@@ -68,6 +82,15 @@ def provider_env(
     env["OPENAI_BASE_URL"] = url
     env[BASE_URL_ENV[name]] = url
     return env
+
+
+def reasoning_env(config: Mapping[str, Any]) -> dict[str, str]:
+    """The reasoning-effort variables of an effective config (see the module docstring)."""
+    value = config.get("reasoning_effort")
+    if not isinstance(value, str) or not value.strip():
+        return {}
+    effort = value.strip().lower()
+    return dict.fromkeys(REASONING_EFFORT_ENV, effort)
 
 
 def base_url(provider: str, config: Mapping[str, Any], environ: Mapping[str, str]) -> str:

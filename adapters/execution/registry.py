@@ -4,6 +4,8 @@ The registry is a TOML file, `benchledger.toml` in the working directory by
 default. Every key is listed below; any other key is an error naming it.
 
     results_root = "results"     # optional; relative to this file's folder
+    profiles_dir = "profiles"    # optional; a folder of the orchestrator's JSON model
+                                 # profiles, looked up by name (see `profiles.py`)
 
     [benchmarks.bfcl]            # id: letters, digits, "_", "." and "-"
     description = "Berkeley function calling"            # optional
@@ -250,6 +252,7 @@ class Profile(_Strict):
 
 class _RegistryFile(_Strict):
     results_root: str = "results"
+    profiles_dir: str | None = None
     benchmarks: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, Any]] = {}
     accounts: dict[str, dict[str, Any]] = {}
@@ -279,6 +282,7 @@ class Registry:
     benchmarks: dict[str, BenchmarkSpec]
     profiles: dict[str, Profile]
     accounts: dict[str, AccountPool] = field(default_factory=dict)
+    profiles_dir: Path | None = None
 
     def get(self, benchmark_id: str) -> BenchmarkSpec:
         return _lookup("benchmark", self.benchmarks, benchmark_id)
@@ -350,7 +354,8 @@ def load_registry(path: Path) -> Registry:
         for name, table in raw.accounts.items()
     }
     results_root = (folder / raw.results_root).resolve()
-    return Registry(path.resolve(), results_root, benchmarks, profiles, accounts)
+    profiles_dir = (folder / Path(raw.profiles_dir).expanduser()) if raw.profiles_dir else None
+    return Registry(path.resolve(), results_root, benchmarks, profiles, accounts, profiles_dir)
 
 
 def split_ids(values: Sequence[str]) -> list[str]:

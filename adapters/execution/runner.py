@@ -29,7 +29,7 @@ from benchledger.adapters import formats
 from benchledger.adapters.execution.accounts import AccountChoice, home_secrets
 from benchledger.adapters.execution.live import LOOK_SECONDS, Follower, LiveCells
 from benchledger.adapters.execution.process import Outcome, artifacts, execute, masked_copies
-from benchledger.adapters.execution.providers import provider_env
+from benchledger.adapters.execution.providers import provider_env, reasoning_env
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
     overlay_config,
@@ -272,6 +272,7 @@ class Runner:
             "BENCHLEDGER_MODEL": request.model,
             "BENCHLEDGER_BENCHMARK": spec.id,
             **provider_env(request.provider, config, self.environ),
+            **reasoning_env(config),
             **(pool.env(index) if pool else {}),
         }
         launched_at = time.time()

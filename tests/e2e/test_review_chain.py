@@ -22,7 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
+from benchledger.adapters.execution import preflight as checks
 from benchledger.adapters.publication.browse import datasette_for
+from benchledger.adapters.publication.head_to_head import EXIT_CODES
 from tests.conftest import Invoke
 from tests.helpers import run_json, write_json
 
@@ -385,26 +387,81 @@ class TestPreflightStops:
         assert run_events(operator.invoke) == []
         assert not (operator.out / "manifest.json").exists()
         report = operator.preflight_report()
-        assert (report["ok"], report["exit_code"]) == (False, 3)
+        assert (report["ok"], report["exit_code"], report["exit_reason"]) == (
+            False,
+            2,
+            "preflight_failed",
+        )
         assert (operator.out / "preflight.md").is_file()
         return report
 
     def test_a_missing_account_home(self, operator: Operator) -> None:
         shutil.rmtree(operator.pool / "acct-b")
-        result = operator.review("--accounts", "acct-a,acct-b", expect=3)
+        result = operator.review("--accounts", "acct-a,acct-b", expect=2)
         report = self.assert_stopped_at_preflight(operator, result)
         [blocker] = report["blockers"]
         assert blocker["check"] == "account" and "'acct-b' has no home" in blocker["problem"]
         assert "available: acct-a, acct-c" in report["unblock"][0]
         assert "acct-b" in report["reason"]
 
+    def test_an_account_home_without_its_auth_file_blocks_naming_it(
+        self, operator: Operator
+    ) -> None:
+        (operator.pool / "acct-b" / "auth.json").unlink()
+        (operator.pool / "acct-c" / "auth.json").write_text("")
+        result = operator.review(expect=2)
+        report = self.assert_stopped_at_preflight(operator, result)
+        assert [b["problem"] for b in report["blockers"]] == [
+            f"account 'acct-b' home {operator.pool / 'acct-b'} holds no auth.json",
+            f"account 'acct-c' auth.json in {operator.pool / 'acct-c'} is empty",
+        ]
+        assert report["checks"]["accounts"]["auth_file"] == "auth.json"
+        assert "and holds its auth.json" in report["unblock"][0]
+        # Selecting only the logged-in account unblocks it.
+        operator.review("--accounts", "acct-a")
+
+    def test_run_refuses_an_account_without_its_auth_file_and_runs_nothing(
+        self, operator: Operator
+    ) -> None:
+        (operator.pool / "acct-b" / "auth.json").unlink()
+        args = ("run", "--benchmarks", "alpha", "--agent", AGENT, "--model", "m")
+        result = operator.invoke(*args, expect=1)
+        assert "cannot use the accounts: account 'acct-b' home" in result.stderr
+        assert "holds no auth.json" in result.stderr and run_events(operator.invoke) == []
+        operator.invoke(*args, "--accounts", "acct-a,acct-c")
+
+    def test_the_blocked_code_is_the_one_the_head_to_head_contract_names(self) -> None:
+        assert checks.BLOCKED == EXIT_CODES["preflight_failed"] == 2
+
+    def test_the_home_an_active_home_pointer_names_is_checked_and_used(
+        self, operator: Operator
+    ) -> None:
+        account = operator.pool / "acct-b"
+        generation = account / "generations" / ("0" * 24)
+        generation.mkdir(parents=True)
+        (account / "auth.json").rename(generation / "auth.json")
+        (account / "active-home").write_text(f"generations/{'0' * 24}\n")
+        operator.review("--accounts", "acct-b", benchmarks="alpha")
+        # The benchmark read auth.json from the generation: CODEX_HOME was that folder.
+        assert operator.accounts_by_benchmark() == [("alpha", "acct-b", "0" * 24)]
+        events = operator.invoke("events", "--json").stdout
+        assert operator.tokens["acct-b"] not in events
+        (generation / "auth.json").unlink()
+        operator.review("--accounts", "acct-b", "--force", benchmarks="alpha", expect=2)
+        [blocker] = operator.preflight_report()["blockers"]
+        assert blocker["problem"] == f"account 'acct-b' home {generation} holds no auth.json"
+        (account / "active-home").write_text("../acct-a\n")
+        operator.review("--accounts", "acct-b", "--force", benchmarks="alpha", expect=2)
+        [blocker] = operator.preflight_report()["blockers"]
+        assert blocker["problem"].startswith("account 'acct-b' active-home pointer")
+
     def test_more_accounts_than_the_pool_has(self, operator: Operator) -> None:
-        result = operator.review("--accounts", "4", expect=3)
+        result = operator.review("--accounts", "4", expect=2)
         report = self.assert_stopped_at_preflight(operator, result)
         assert report["blockers"][0]["problem"].startswith("4 accounts asked for, 3 under")
 
     def test_a_missing_required_env_var(self, operator: Operator) -> None:
-        result = operator.review(benchmarks="alpha,keyed", expect=3)
+        result = operator.review(benchmarks="alpha,keyed", expect=2)
         report = self.assert_stopped_at_preflight(operator, result)
         assert report["unblock"] == [
             "export BENCH_REQUIRED_TOKEN=... before running (needed by keyed)"
@@ -413,14 +470,14 @@ class TestPreflightStops:
         assert "BENCH_REQUIRED_TOKEN" in (operator.out / "preflight.md").read_text()
 
     def test_a_missing_executable(self, operator: Operator) -> None:
-        result = operator.review(benchmarks="nobin", expect=3)
+        result = operator.review(benchmarks="nobin", expect=2)
         report = self.assert_stopped_at_preflight(operator, result)
         [blocker] = report["blockers"]
         assert blocker["check"] == "executable"
         assert blocker["unblock"].startswith("install 'no-such-harness-7f3a' or put it on PATH")
 
     def test_an_unknown_benchmark_is_reported_not_raised(self, operator: Operator) -> None:
-        result = operator.review(benchmarks="alpha,nope", expect=3)
+        result = operator.review(benchmarks="alpha,nope", expect=2)
         report = self.assert_stopped_at_preflight(operator, result)
         assert report["blockers"][0]["check"] == "registry"
         assert "unknown benchmarks: nope" in report["reason"]
@@ -448,7 +505,7 @@ class TestPreflightStops:
             "m",
             "--out",
             str(operator.out),
-            expect=3,
+            expect=2,
         )
         assert "to unblock: export BENCH_REQUIRED_TOKEN=..." in blocked.stderr
         assert not operator.db.exists()

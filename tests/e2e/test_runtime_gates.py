@@ -212,7 +212,7 @@ class TestLaunchAndPreflight:
         registry(here, swe=[f"env:{MISSING_ENV}", "command:benchledger-no-such-program"])
         out = here / "pre"
         args = ("--benchmarks", "swe", "--agent", "eliza", "--model", "m", "--out", str(out))
-        invoke("preflight", *args, expect=3)
+        invoke("preflight", *args, expect=2)
         report = json.loads((out / "preflight.json").read_text())
         blockers = [(b["check"], b["subject"]) for b in report["blockers"]]
         assert blockers == [
@@ -243,7 +243,7 @@ class TestLaunchAndPreflight:
             "checked",
             "--out",
             str(out),
-            expect=3,
+            expect=2,
         )
         assert result.stdout.startswith("preflight: blocked (swe: runtime gate command:")
         assert "benchledger-no-such-program is not met" in result.stdout

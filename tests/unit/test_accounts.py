@@ -3,11 +3,14 @@ of their homes is masked, and how the registry declares them."""
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
+import pathlib
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
@@ -20,9 +23,11 @@ from benchledger.domain.run import RunStarted
 
 
 def pool_with(tmp_path: Path, *ids: str) -> AccountPool:
+    """A Codex pool of logged-in accounts: each home holds an auth.json."""
     root = tmp_path / "homes"
     for account in ids:
         (root / account).mkdir(parents=True)
+        (root / account / "auth.json").write_text('{"auth_mode": "chatgpt"}')
     return AccountPool(name="codex", root=root, env="CODEX_HOME")
 
 
@@ -57,6 +62,92 @@ class TestChoosingAccounts:
     def test_zero_accounts_is_a_problem(self, tmp_path: Path) -> None:
         assert choose(pool_with(tmp_path, "a"), "0").problems == (
             "--accounts needs at least 1 account",
+        )
+
+
+class TestAuthFiles:
+    def test_the_auth_file_defaults_by_the_pool_s_variable(self, tmp_path: Path) -> None:
+        def auth_file(env: str, **given: str) -> str | None:
+            return AccountPool(name="p", root=tmp_path, env=env, **given).auth_file
+
+        assert auth_file("CODEX_HOME") == "auth.json"
+        assert auth_file("CLAUDE_CONFIG_DIR") == ".credentials.json"
+        assert auth_file("HERMES_HOME") == ""
+        assert auth_file("HERMES_HOME", auth_file="token.json") == "token.json"
+        assert auth_file("CODEX_HOME", auth_file="") == ""
+
+    def test_a_home_without_its_auth_file_or_with_an_empty_one_cannot_be_used(
+        self, tmp_path: Path
+    ) -> None:
+        pool = pool_with(tmp_path, "a", "b", "c", "d")
+        (pool.root / "b" / "auth.json").unlink()
+        (pool.root / "c" / "auth.json").write_text("")
+        (pool.root / "d" / "auth.json").unlink()
+        (pool.root / "d" / "auth.json").mkdir()
+        assert choose(pool, None).problems == (
+            f"account 'b' home {pool.root / 'b'} holds no auth.json",
+            f"account 'c' auth.json in {pool.root / 'c'} is empty",
+            f"account 'd' auth.json in {pool.root / 'd'} is not a regular file",
+        )
+        assert choose(pool, "a").problems == ()
+
+    def test_the_auth_file_is_never_opened(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        pool = pool_with(tmp_path, "a")
+        opened: list[str] = []
+        real_open, real_path_open = builtins.open, pathlib.Path.open
+
+        def watched(file: Any, *args: Any, **kwargs: Any) -> Any:
+            opened.append(str(file))
+            return real_open(file, *args, **kwargs)
+
+        def watched_path(self: pathlib.Path, *args: Any, **kwargs: Any) -> Any:
+            opened.append(str(self))
+            return real_path_open(self, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "open", watched)
+        monkeypatch.setattr(pathlib.Path, "open", watched_path)
+        assert choose(pool, None).problems == ()
+        assert not [f for f in opened if f.endswith("auth.json")]
+
+    def test_a_pool_with_no_auth_file_checks_none(self, tmp_path: Path) -> None:
+        (tmp_path / "homes" / "h1").mkdir(parents=True)
+        pool = AccountPool(name="hermes", root=tmp_path / "homes", env="HERMES_HOME")
+        assert choose(pool, None).problems == ()
+
+    def test_an_auth_file_outside_the_home_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "benchledger.toml"
+        path.write_text('[accounts.codex]\nroot = "a"\nenv = "X"\nauth_file = "../auth.json"\n')
+        with pytest.raises(InputFormatError) as raised:
+            load_registry(path)
+        assert raised.value.field == "accounts.codex.auth_file"
+
+
+class TestActiveHome:
+    def test_an_active_home_pointer_names_the_home_inside_the_account(self, tmp_path: Path) -> None:
+        pool = pool_with(tmp_path, "a", "b")
+        generation = pool.root / "a" / "generations" / "0123456789abcdef01234567"
+        generation.mkdir(parents=True)
+        (pool.root / "a" / "auth.json").rename(generation / "auth.json")
+        (pool.root / "a" / "active-home").write_text("generations/0123456789abcdef01234567\n")
+        (pool.root / "b" / "active-home").write_text(".")
+        choice = choose(pool, None)
+        assert choice.problems == ()
+        assert [a.home for a in choice.accounts] == [generation, pool.root / "b"]
+        assert choice.env(0)["CODEX_HOME"] == str(generation)
+
+    @pytest.mark.parametrize("pointer", ["../b", "/etc", "generations/missing", ""])
+    def test_a_pointer_leading_nowhere_inside_the_account_is_a_problem(
+        self, tmp_path: Path, pointer: str
+    ) -> None:
+        pool = pool_with(tmp_path, "a", "b")
+        (pool.root / "a" / "active-home").write_text(pointer)
+        choice = choose(pool, None)
+        assert [a.id for a in choice.accounts] == ["b"]
+        assert choice.problems == (
+            f"account 'a' active-home pointer {pool.root / 'a' / 'active-home'} names no "
+            "directory inside the account's",
         )
 
 
