@@ -25,8 +25,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "benchmarks": ("run", "List the registered benchmarks (and record them in the ledger)."),
     "inventory": (
-        "run",
+        "inventory",
         "Check the registry: commands resolvable, directories present, formats known.",
+    ),
+    "validate-matrix": (
+        "inventory",
+        "Build every benchmark's command for each harness, without running anything.",
     ),
     "runs": ("read", "List runs, oldest first."),
     "show": ("read", "Show one run with a summary of its cells."),

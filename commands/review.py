@@ -126,8 +126,15 @@ def review(
            to unblock (preflight_failed, 2, as the orchestrator's review)
         4  run: a benchmark failed, timed out or was refused
         5  gates: readiness or calibration findings, or no latest rows
-        6  review package blocked (a blank --reviewer-note)
+        6  review package blocked (a blank --reviewer-note, or inventory
+           gaps: checked before the run)
         7  verify-artifacts: generated outputs are tracked or staged in git
+
+    The package needs zero inventory gaps in the whole registry, as the
+    orchestrator's review-package does, unless it is a scoped partial matrix:
+    --include-benchmarks or --exclude-benchmarks narrow it, the manifest
+    records `filters.scoped_partial_matrix`, and only the gaps of benchmarks
+    in its scope block it. --benchmarks alone chooses what runs, not the scope.
 
     The manifest reports the preflight, inventory and verify-artifacts results
     it got (or that a check was not run), never a default. --no-run only
@@ -148,7 +155,12 @@ def review(
             ctx,
             reviewer,
             note,
-            packages.Scope(split(include_benchmarks), split(exclude_benchmarks), tolerance),
+            packages.Scope(
+                split(include_benchmarks),
+                split(exclude_benchmarks),
+                tolerance,
+                declared=bool(split(include_benchmarks) or split(exclude_benchmarks)),
+            ),
             selection,
             out_dir,
             generated_outputs(
@@ -177,12 +189,19 @@ def review(
     if not report.ok or work is None:
         steps.stop("preflight", "blocked", preflight_line(report, work, written), report.exit_code)
     steps.passed("preflight", "ok", preflight_line(report, work, written))
-    ran = _run_step(ctx, steps, work, jobs)
+    declared = bool(split(include_benchmarks) or split(exclude_benchmarks))
     scope = packages.Scope(
         split(include_benchmarks) or [s.id for s in work.specs],
         split(exclude_benchmarks),
         tolerance,
+        declared=declared,
     )
+    # The package would be blocked by these: stop before running anything.
+    for finding in packages.inventory_blocking(report.checks["inventory"], scope):
+        detail = f"{finding['reason']}: {finding['value']}; fix them, or declare a scoped "
+        detail += "partial matrix with --include-benchmarks or --exclude-benchmarks"
+        steps.stop("inventory", "blocked", detail, PACKAGE_BLOCKED)
+    ran = _run_step(ctx, steps, work, jobs)
     pub = load(ctx.queries(), scope.include, scope.exclude, selection)
     verdicts = _gates_step(ctx, steps, pub, scope, work, skip_runtime_gates)
     outputs = generated_outputs(ctx, work.results_root, out_dir, generated)

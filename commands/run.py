@@ -1,4 +1,4 @@
-"""Commands that execute benchmarks: run, benchmarks, inventory, recover-stale."""
+"""Commands that execute benchmarks: run, benchmarks, recover-stale."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from benchledger.adapters import formats
-from benchledger.adapters.execution.registry import inventory as check_inventory
 from benchledger.adapters.execution.registry import load_registry
 from benchledger.adapters.execution.runner import register
 from benchledger.commands.context import LedgerContext, as_of_option
@@ -252,25 +250,4 @@ def benchmarks(ctx: LedgerContext, registry_path: Path, as_of: str | None, fmt: 
     emit(rows, fmt, empty="No benchmarks registered.")
 
 
-@click.command()
-@registry_option
-@output_options
-def inventory(registry_path: Path, fmt: str | None) -> None:
-    """Check the registry: commands resolvable, directories present, formats known.
-
-    Exit 2 if anything is missing.
-
-    \b
-    Example:
-        benchledger inventory
-    """
-    registry = load_registry(registry_path)
-    gaps = check_inventory(registry, formats.NAMES)
-    emit([asdict(g) for g in gaps], fmt, columns=["benchmark", "problem"])
-    if gaps:
-        stderr(f"{len(gaps)} gaps in {registry.path.name}")
-        raise SystemExit(2)
-    stderr(f"OK: {len(registry.benchmarks)} benchmarks ready")
-
-
-COMMANDS = [run, recover_stale, benchmarks, inventory]
+COMMANDS = [run, recover_stale, benchmarks]

@@ -221,14 +221,7 @@ class Runner:
         run_dir = self.results_root / run_dir_rel
         output_dir = run_dir / "output"
         output_dir.mkdir(parents=True, exist_ok=True)
-        values = {
-            "agent": request.agent,
-            "provider": request.provider,
-            "model": request.model,
-            "benchmark": spec.id,
-            "run_id": run_key,
-            "output_dir": str(output_dir),
-        }
+        values = command_values(spec, request, run_key, output_dir)
         argv = render_command(spec.command, values, config)
         masked_argv, argv_secrets = mask_argv(argv)
         # What an account's home holds, and where it is, stay out of events and logs.
@@ -265,15 +258,7 @@ class Runner:
         self._caught_up()
         env = {
             **self.environ,
-            "BENCHLEDGER_RUN_ID": run_key,
-            "BENCHLEDGER_OUTPUT_DIR": str(output_dir),
-            "BENCHLEDGER_AGENT": request.agent,
-            "BENCHLEDGER_PROVIDER": request.provider,
-            "BENCHLEDGER_MODEL": request.model,
-            "BENCHLEDGER_BENCHMARK": spec.id,
-            **provider_env(request.provider, config, self.environ),
-            **reasoning_env(config),
-            **(pool.env(index) if pool else {}),
+            **launch_env(spec, request, config, self.environ, values, index),
         }
         launched_at = time.time()
         live = LiveCells(
@@ -482,6 +467,44 @@ def _failing(status: RunStatus) -> State:
 def _safe(text: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in text.lower()).strip("-")
     return cleaned or "item"
+
+
+def command_values(
+    spec: BenchmarkSpec, request: RunRequest, run_key: str, output_dir: Path
+) -> dict[str, str]:
+    """The values of a benchmark command's placeholders for one run (`registry.py`)."""
+    return {
+        "agent": request.agent,
+        "provider": request.provider,
+        "model": request.model,
+        "benchmark": spec.id,
+        "run_id": run_key,
+        "output_dir": str(output_dir),
+    }
+
+
+def launch_env(
+    spec: BenchmarkSpec,
+    request: RunRequest,
+    config: Mapping[str, Any],
+    environ: Mapping[str, str],
+    values: Mapping[str, str],
+    index: int,
+) -> dict[str, str]:
+    """The variables a run sets over the host's environment `environ`: the run's own, its
+    provider's (`providers.py`) and its account's (`values` from `command_values`)."""
+    pool = request.accounts
+    return {
+        "BENCHLEDGER_RUN_ID": values["run_id"],
+        "BENCHLEDGER_OUTPUT_DIR": values["output_dir"],
+        "BENCHLEDGER_AGENT": request.agent,
+        "BENCHLEDGER_PROVIDER": request.provider,
+        "BENCHLEDGER_MODEL": request.model,
+        "BENCHLEDGER_BENCHMARK": spec.id,
+        **provider_env(request.provider, config, environ),
+        **reasoning_env(config),
+        **(pool.env(index) if pool else {}),
+    }
 
 
 def register(ledger: Ledger, specs: Sequence[BenchmarkSpec]) -> int:

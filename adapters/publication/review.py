@@ -35,6 +35,9 @@ class Scope:
     include: list[str]
     exclude: list[str]
     tolerance: float | None
+    # A scoped partial matrix: the operator narrowed the package with
+    # --include-benchmarks / --exclude-benchmarks, and the manifest says so.
+    declared: bool = False
 
     def covers(self, benchmark: str) -> bool:
         return (not self.include or benchmark in self.include) and benchmark not in self.exclude
@@ -100,11 +103,38 @@ def gate_blocking(verdicts: dict[str, dict[str, Any]], latest_rows: int) -> list
     return [_finding(gate, f) for gate, f in found]
 
 
+def inventory_blocking(check: dict[str, Any], scope: Scope) -> list[dict[str, Any]]:
+    """The inventory gaps that stop a sign-off, as one finding: every gap of the registry,
+    as the orchestrator's review-package requires, unless the package is a scoped partial
+    matrix; then only the gaps of benchmarks in its scope. An inventory not checked (no
+    registry) blocks nothing: the manifest says it was not checked."""
+    if "not checked" in check:
+        return []
+    gaps = [
+        g for g in check.get("gap_list", []) if not scope.declared or scope.covers(g["benchmark"])
+    ]
+    if not gaps:
+        return []
+    names = ", ".join(dict.fromkeys(g["benchmark"] for g in gaps))
+    # The orchestrator's quirk, kept: the code in `scope`, the text in `reason`.
+    return [
+        {
+            "gate": "inventory",
+            "scope": "registry_entries_without_adapters",
+            "reason": "registry entries benchledger cannot run as declared",
+            "value": names,
+        }
+    ]
+
+
 def _blocking(
-    note: str, verdicts: dict[str, dict[str, Any]], latest_rows: int
+    note: str,
+    verdicts: dict[str, dict[str, Any]],
+    latest_rows: int,
+    inventory: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """What stops a sign-off: the gates' blockers, and no note."""
-    found = gate_blocking(verdicts, latest_rows)
+    """What stops a sign-off: inventory gaps, the gates' blockers, and no note."""
+    found = [*inventory, *gate_blocking(verdicts, latest_rows)]
     if not note.strip():
         found.append(
             _finding("review", {"scope": "reviewer_note", "reason": "missing_reviewer_note"})
@@ -170,6 +200,7 @@ def build_manifest(
             "exclude_benchmarks": scope.exclude,
             "runtime_gates_checked": False,
             "tolerance": gates.effective_tolerance("readiness", scope.tolerance),
+            "scoped_partial_matrix": scope.declared,
         },
         "summary": {
             "ok": not blocking,
@@ -266,7 +297,8 @@ def review(
             **(checks or {}),
         }
     )
-    blocking = _blocking(note, verdicts, len(pub.latest))
+    inventory = inventory_blocking(checks["inventory"], scope)
+    blocking = _blocking(note, verdicts, len(pub.latest), inventory)
     manifest = build_manifest(
         pub,
         scope,
@@ -286,7 +318,12 @@ def review(
     review_id = ledger.record_review(
         reviewer=reviewer,
         note=note,
-        scope={"include": scope.include, "exclude": scope.exclude, "tolerance": scope.tolerance},
+        scope={
+            "include": scope.include,
+            "exclude": scope.exclude,
+            "tolerance": scope.tolerance,
+            "scoped_partial_matrix": scope.declared,
+        },
         ok=not blocking,
         blocking_findings=len(blocking),
         position=pub.position,

@@ -91,6 +91,7 @@ class TestACompleteReview:
             "exclude_benchmarks": [],
             "runtime_gates_checked": False,
             "tolerance": 0.5,
+            "scoped_partial_matrix": False,
         }
         assert manifest["generated_at"].endswith("Z") and len(manifest["generated_at"]) == 20
         position = manifest["ledger_position"]
@@ -281,6 +282,76 @@ class TestVerifyReview:
         demo("verify-review", str(tmp_path / "absent"), expect=2)
 
 
+def registry_with_gaps(folder: Path, *names: str) -> None:
+    """A registry whose benchmarks' commands are not installed: one inventory gap each."""
+    tables = [f'[benchmarks.{n}]\ncommand = ["no-such-tool-{n}"]\n' for n in names]
+    (folder / "benchledger.toml").write_text("\n".join(tables))
+
+
+class TestInventoryGapsBlockAPackage:
+    """Zero inventory gaps in the whole registry, unless the package is a declared scoped
+    partial matrix (--include-benchmarks / --exclude-benchmarks): then only those in it."""
+
+    def test_a_gap_outside_the_reviewed_benchmarks_blocks_an_unscoped_package(
+        self, demo: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        registry_with_gaps(tmp_path, "b0", "b1")
+        out = tmp_path / "r"
+        result = review(demo, out, "--tolerance", "0.5", expect=1)
+        assert "blocked by 1 findings" in result.stdout
+        manifest, card = package(out)
+        assert manifest["blocking_findings"] == [
+            {
+                "gate": "inventory",
+                "scope": "registry_entries_without_adapters",
+                "reason": "registry entries benchledger cannot run as declared",
+                "value": "b0, b1",
+            }
+        ]
+        assert manifest["filters"]["scoped_partial_matrix"] is False
+        assert manifest["summary"]["ok"] is False
+        assert "| inventory | registry_entries_without_adapters |" in card
+        [event] = recorded_reviews(demo)
+        assert (event["ok"], event["scope"]["scoped_partial_matrix"]) == (False, False)
+
+    def test_a_scoped_partial_matrix_is_packaged_with_the_gaps_outside_it_recorded(
+        self, demo: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        registry_with_gaps(tmp_path, "b0", "b1")
+        out = tmp_path / "r"
+        review(demo, out, "--tolerance", "0.5", "--include-benchmarks", "bfcl")
+        manifest, _ = package(out)
+        assert manifest["filters"]["scoped_partial_matrix"] is True
+        assert manifest["filters"]["include_benchmarks"] == ["bfcl"]
+        assert (manifest["summary"]["ok"], manifest["summary"]["inventory_gaps"]) == (True, 2)
+        assert manifest["blocking_findings"] == []
+        [event] = recorded_reviews(demo)
+        assert (event["ok"], event["scope"]["scoped_partial_matrix"]) == (True, True)
+
+    def test_excluding_the_benchmark_with_the_gap_is_a_scoped_partial_matrix(
+        self, demo: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        registry_with_gaps(tmp_path, "b0")
+        review(demo, tmp_path / "r", "--tolerance", "0.5", "--exclude-benchmarks", "b0")
+        manifest, _ = package(tmp_path / "r")
+        assert manifest["filters"]["scoped_partial_matrix"] is True
+        assert manifest["summary"]["ok"] is True
+
+    def test_a_gap_inside_the_declared_scope_still_blocks(
+        self, demo: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        registry_with_gaps(tmp_path, "b0", "b1")
+        out = tmp_path / "r"
+        review(demo, out, "--tolerance", "0.5", "--include-benchmarks", "bfcl,b1", expect=1)
+        manifest, _ = package(out)
+        [finding] = manifest["blocking_findings"]
+        assert (finding["gate"], finding["value"]) == ("inventory", "b1")
+
+
 class TestTheManifestReportsOnlyChecksItRan:
     """A package's figures are what its checks saw; a check it could not run says so."""
 
@@ -291,12 +362,13 @@ class TestTheManifestReportsOnlyChecksItRan:
         missing = [f'[benchmarks.b{i}]\ncommand = ["no-such-tool-{i}"]\n' for i in range(5)]
         (tmp_path / "benchledger.toml").write_text("\n".join(missing))
         out = tmp_path / "r"
-        review(demo, out, "--tolerance", "0.5")
+        review(demo, out, "--tolerance", "0.5", expect=1)
         manifest, card = package(out)
         assert manifest["summary"]["inventory_gaps"] == 5
         gaps = manifest["checks"]["inventory"]["gap_list"]
         assert [g["benchmark"] for g in gaps] == [f"b{i}" for i in range(5)]
         assert "- Inventory gaps: `5`" in card
+        assert manifest["blocking_findings"][0]["scope"] == "registry_entries_without_adapters"
         assert "- Artifact offenders: `not checked: not a git repository`" in card
         assert "- Preflight: `not checked: review --no-run`" in card
 

@@ -98,13 +98,16 @@ class Operator:
                 [benchmarks.failing]
                 command = ["{python}", "-c", "import sys; sys.exit(3)"]
 
-                [benchmarks.nobin]
-                command = ["no-such-harness-7f3a", "{{output_dir}}"]
-
                 """
             ).format(command=command, python=sys.executable)
             + benchmarks
         )
+
+    def add_nobin(self) -> None:
+        """A registered benchmark whose command is not installed: an inventory gap."""
+        registry = self.root / "benchledger.toml"
+        nobin = '[benchmarks.nobin]\ncommand = ["no-such-harness-7f3a", "{output_dir}"]\n'
+        registry.write_text(registry.read_text() + "\n" + nobin)
 
     def add_account(self, account: str) -> None:
         home = self.pool / account
@@ -197,9 +200,8 @@ class TestTheWholeChain:
         assert (operator.out / "scorecard.md").is_file()
         summary = manifest["summary"]
         assert (summary["ok"], summary["latest_rows"], summary["blocking_findings"]) == (True, 2, 0)
-        # the registry's one gap (nobin) is reported as seen, outside the selection
-        assert summary["inventory_gaps"] == 1
-        assert manifest["checks"]["inventory"]["gaps_in_selection"] == 0
+        assert summary["inventory_gaps"] == 0
+        assert manifest["filters"]["scoped_partial_matrix"] is False
         assert summary["artifact_offenders"] == {"not checked": "not a git repository"}
         assert manifest["checks"]["preflight"]["plan"] == [
             {"benchmark": "alpha", "account": "acct-a"},
@@ -210,13 +212,9 @@ class TestTheWholeChain:
             "acct-b",
         ]
         assert json.loads((operator.out / "preflight.json").read_text())["exit_code"] == 0
-        [gap] = manifest["checks"]["inventory"]["gap_list"]
-        assert (
-            gap["problem"] == "command 'no-such-harness-7f3a' is not on PATH and not a file under ."
-        )
         assert str(operator.root) not in (operator.out / "manifest.json").read_text()
         card = (operator.out / "scorecard.md").read_text()
-        assert "- Preflight: `ok`" in card and "- Inventory gaps: `1`" in card
+        assert "- Preflight: `ok`" in card and "- Inventory gaps: `0`" in card
 
     def test_no_planted_token_or_account_path_reaches_the_ledger_logs_results_or_package(
         self, operator: Operator
@@ -470,6 +468,7 @@ class TestPreflightStops:
         assert "BENCH_REQUIRED_TOKEN" in (operator.out / "preflight.md").read_text()
 
     def test_a_missing_executable(self, operator: Operator) -> None:
+        operator.add_nobin()
         result = operator.review(benchmarks="nobin", expect=2)
         report = self.assert_stopped_at_preflight(operator, result)
         [blocker] = report["blockers"]
@@ -509,6 +508,55 @@ class TestPreflightStops:
         )
         assert "to unblock: export BENCH_REQUIRED_TOKEN=..." in blocked.stderr
         assert not operator.db.exists()
+
+
+class TestTheInventoryRule:
+    """The package needs zero inventory gaps in the whole registry, unless it is a
+    declared scoped partial matrix; then only gaps in its scope block it."""
+
+    def test_a_gap_outside_the_selection_stops_it_before_the_run(self, operator: Operator) -> None:
+        operator.add_nobin()
+        result = operator.review("--accounts", "3", expect=6)
+        lines = result.stdout.splitlines()
+        assert [line.split(":")[0] for line in lines] == ["preflight", "inventory"]
+        assert lines[1] == (
+            "inventory: blocked (registry entries benchledger cannot run as declared: nobin; "
+            "fix them, or declare a scoped partial matrix with --include-benchmarks or "
+            "--exclude-benchmarks)"
+        )
+        assert run_events(operator.invoke) == []
+        assert not (operator.out / "manifest.json").exists()
+
+    def test_a_scoped_partial_matrix_is_packaged_with_the_gap_outside_it_recorded(
+        self, operator: Operator
+    ) -> None:
+        operator.add_nobin()
+        result = operator.review("--accounts", "3", "--include-benchmarks", "alpha,beta")
+        assert result.stdout.splitlines()[-1].startswith("verify-artifacts: ")
+        manifest = json.loads((operator.out / "manifest.json").read_text())
+        assert manifest["filters"]["scoped_partial_matrix"] is True
+        assert manifest["filters"]["include_benchmarks"] == ["alpha", "beta"]
+        assert (manifest["summary"]["ok"], manifest["summary"]["inventory_gaps"]) == (True, 1)
+        [gap] = manifest["checks"]["inventory"]["gap_list"]
+        assert gap["benchmark"] == "nobin"
+        assert (
+            gap["problem"] == "command 'no-such-harness-7f3a' is not on PATH and not a file under ."
+        )
+        assert manifest["blocking_findings"] == []
+        [review] = [
+            e["data"]
+            for e in json.loads(operator.invoke("events", "--json").stdout)
+            if e["type"] == "ReviewRecorded"
+        ]
+        assert review["scope"]["scoped_partial_matrix"] is True
+
+    def test_a_gap_inside_the_declared_scope_still_stops_it(self, operator: Operator) -> None:
+        operator.add_nobin()
+        result = operator.review("--include-benchmarks", "alpha,beta,nobin", expect=6)
+        assert result.stdout.splitlines()[-1].startswith(
+            "inventory: blocked (registry entries benchledger cannot run as declared: nobin;"
+        )
+        assert run_events(operator.invoke) == []
 
 
 def git(cwd: Path, *args: str) -> None:
