@@ -218,3 +218,13 @@ def test_the_json_schema_describes_turns() -> None:
         turn["properties"]
     )
     assert turn["additionalProperties"] is False
+
+
+def test_the_documented_examples_parse_with_their_turns() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "native-format.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in page.split("```json\n")[1:]]
+    [document] = parse("r.json", blocks[0])
+    assert [t.turn_index for t in document.turns] == [0, 1]
+    assert document.turns[0].cached_tokens == 1024
+    [lines] = parse("r.jsonl", blocks[1])
+    assert len(lines.turns) == 1 and len(lines.cells) == 2
