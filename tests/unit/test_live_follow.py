@@ -181,3 +181,19 @@ def test_turn_lines_of_the_progress_file_are_passed_over(tmp_path: Path) -> None
     (follower.output_dir / "progress.ndjson").write_text("\n".join(lines) + "\n")
     follower.look()
     assert recorder.keys == ["a"] and recorder.turn_batches == [] and follower.problems == []
+
+
+def test_a_result_masked_before_it_is_recorded_keeps_its_turns_masked_too() -> None:
+    from benchledger.adapters.execution.runner import _scrubbed
+    from benchledger.domain.records import RunHeader, RunRecord
+
+    header = RunHeader(benchmark="b", agent="a", model="m", status="succeeded", error="at /h/x")
+    turn = Turn(trajectory_file="/h/x/agent.jsonl", turn_index=0, prompt_tokens=3)
+    record = RunRecord(header=header, turns=(turn,))
+
+    def scrub(value: Any) -> Any:
+        return json.loads(json.dumps(value).replace("/h/x", "<run>"))
+
+    masked = _scrubbed(record, scrub)
+    assert masked is not None and masked.header.error == "at <run>"
+    assert masked.turns == (turn.model_copy(update={"trajectory_file": "<run>/agent.jsonl"}),)
