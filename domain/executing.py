@@ -12,20 +12,20 @@ from eventsourcing.application import AggregateNotFoundError
 
 from benchledger.domain import run as run_model
 from benchledger.domain import run_group as group_model
-from benchledger.domain import run_rules
+from benchledger.domain import run_rules, turn_rules
 from benchledger.domain import signature as signature_model
 from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError, NotFoundError
+from benchledger.domain.executing_turns import ExecutingTurns
 from benchledger.domain.ledger_base import (
     CELL_BATCH,
     GroupHandle,
-    LedgerBase,
     Skip,
     StartedAttempt,
     _project,
     _utc_now,
 )
-from benchledger.domain.records import Cell, RunStatus
+from benchledger.domain.records import Cell, RunStatus, Turn
 from benchledger.domain.run import Run
 from benchledger.domain.secrets import mask_config
 from benchledger.domain.signature import KnownAttempt, Mode, Signature
@@ -64,7 +64,7 @@ class RunningRun:
     _run: Run = field(repr=False)
 
 
-class Executing(LedgerBase):
+class Executing(ExecutingTurns):
     # -- executing runs ---------------------------------------------------------
 
     def signature_of(self, signature: str) -> Signature | None:
@@ -276,24 +276,29 @@ class Executing(LedgerBase):
         run_id: UUID,
         cells: Sequence[Cell],
         *,
+        turns: Sequence[Turn] = (),
         added_facts: dict[str, Any] | None = None,
         **outcome: Any,
     ) -> run_model.RunFinished:
-        """Record the run's cells not recorded yet (some may have been while it ran), the
-        facts its result adds (its config flags, `facts.result_additions`) and its
-        outcome, in one atomic append. Cells that state a recorded cell differently are
-        not recorded: the run then finishes as an error naming each one's key and fields."""
+        """Record the run's cells and trajectory turns not recorded yet (some may have been
+        while it ran), the facts its result adds (its config flags,
+        `facts.result_additions`) and its outcome, in one atomic append. Cells and turns
+        that state a recorded one differently are not recorded: the run then finishes as
+        an error naming each one's key (place) and fields."""
         run = self.get_run(run_id)
         fresh, disagreeing = run_rules.split_cells(run, cells)
+        fresh_turns, other_turns = turn_rules.split_turns(run, turns)
+        errors = []
         if disagreeing:
             recorded = self.recorded_cells(run_id, {c.key for c in disagreeing}, fresh)
-            pairs = [(recorded.get(c.key), c) for c in disagreeing]
-            outcome = {
-                **outcome,
-                "status": RunStatus.ERROR,
-                "error": run_rules.disagreement(pairs),
-            }
+            errors.append(run_rules.disagreement([(recorded.get(c.key), c) for c in disagreeing]))
+        if other_turns:
+            held = self.recorded_turns(run_id, {t.key for t in other_turns}, fresh_turns)
+            errors.append(turn_rules.disagreement([(held.get(t.key), t) for t in other_turns]))
+        if errors:
+            outcome = {**outcome, "status": RunStatus.ERROR, "error": "; ".join(errors)}
         events = self._cell_batches(run, fresh)
+        events += self._turn_batches(run, fresh_turns, after=len(events))
         version = run.version + len(events)
         if added_facts:
             version += 1

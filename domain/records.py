@@ -204,6 +204,15 @@ class Turn(Record):
     latency_ms: float | None = None
     prompt_chars: int | None = None
 
+    @property
+    def key(self) -> str:
+        """The turn's place in the run: its trajectory and index, unique within the run."""
+        return f"{self.turn_index}:{self.trajectory_file}"
+
+    def digest(self) -> str:
+        """Short fingerprint of the payload, to tell a repeat from a conflict."""
+        return sha256_hex(self.json_bytes())[:16]
+
 
 class RunRecord(Memoized):
     """One run as a result source states it: header plus cells."""

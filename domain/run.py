@@ -187,7 +187,7 @@ class ScoreCorrected(Event):
 
 
 class Run(Aggregate):
-    """Deliberately small: status, counts and cell fingerprints, never cell values."""
+    """Deliberately small: status, counts and cell and turn fingerprints, never values."""
 
     run_key: str
     benchmark: str
@@ -203,6 +203,8 @@ class Run(Aggregate):
     source_sha256: str | None = None
     content_sha256: str | None = None
     cell_digests: dict[str, str] = Field(default_factory=dict)
+    # Of an executed run still running: its turns by place (`Turn.key`).
+    turn_digests: dict[str, str] = Field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -260,7 +262,11 @@ def _(event: CellsRecorded, run: Run) -> Run:
 
 @mutate.register
 def _(event: TrajectoryRecorded, run: Run) -> Run:
-    return run.advanced(event)  # type: ignore[no-any-return]
+    if run.source != "executed" or run.finished:
+        return run.advanced(event)  # type: ignore[no-any-return]
+    digests = dict(run.turn_digests)
+    digests.update((t.key, t.digest()) for t in event.turns)
+    return run.advanced(event, turn_digests=digests)  # type: ignore[no-any-return]
 
 
 @mutate.register
@@ -294,9 +300,14 @@ def _(event: StaleRunRecovered, run: Run) -> Run:
 
 @mutate.register
 def _(event: RunFinished, run: Run) -> Run:
-    # Cells are closed once a run finishes, so their fingerprints are no longer needed.
+    # Cells and turns are closed once a run finishes: their fingerprints are not needed.
     return run.advanced(  # type: ignore[no-any-return]
-        event, status=event.status, score=event.score, unit=event.unit, cell_digests={}
+        event,
+        status=event.status,
+        score=event.score,
+        unit=event.unit,
+        cell_digests={},
+        turn_digests={},
     )
 
 

@@ -1,8 +1,10 @@
-"""Follows what a running benchmark writes, so its cells are recorded as they arrive.
+"""Follows what a running benchmark writes, so its cells (and turns) are recorded as
+they arrive.
 
 Two kinds of file are followed under the run's output directory: its native JSONL
 result (the registry's `result`, when its format is native and it names `.jsonl` or
-`.ndjson` files), whose `type: cell` lines are its cells, and the progress file the
+`.ndjson` files), whose `type: cell` lines are its cells and `type: turn` lines the
+turns of its trajectory, and the progress file the
 registry's `progress` names, whose `type: cell` lines are cells too (its other lines,
 progress of any kind, are passed over). Each file is read from where the last look
 stopped, complete lines only: a last line still being written is read once its
@@ -22,18 +24,19 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from benchledger.adapters.execution.registry import BenchmarkSpec
 from benchledger.adapters.formats.kept import check_kept
-from benchledger.adapters.formats.native_lines import field_error, strict_loads
+from benchledger.adapters.formats.native_common import field_error, strict_loads
+from benchledger.adapters.formats.native_turns import RunTurns
 from benchledger.domain.errors import InputFormatError, LedgerError
 from benchledger.domain.executing import RunningRun
 from benchledger.domain.ledger import Ledger
 from benchledger.domain.ledger_base import CELL_BATCH
-from benchledger.domain.records import Cell, Record
+from benchledger.domain.records import Cell, Record, Turn
 
 # How often the runner looks at the followed files while a benchmark runs.
 LOOK_SECONDS = 0.5
@@ -43,6 +46,7 @@ LOOK_READS = 16
 LINES = (".jsonl", ".ndjson")
 # Disagreeing cells kept to name in the run's error when it ends.
 KEEP_DISAGREEING = 20
+R = TypeVar("R", bound=Record)
 # Cells handed to `record` at a time: one append (of events of CELL_BATCH cells each)
 # and one catch-up, however fast the benchmark writes.
 RECORD_CELLS = 10 * CELL_BATCH
@@ -61,6 +65,10 @@ class Tail:
     identity: tuple[int, int] | None = None
     runs: int = 0  # run lines seen
     ended: bool = False
+    turns: RunTurns = field(init=False)  # the result's turns so far (their default indexes)
+
+    def __post_init__(self) -> None:
+        self.turns = RunTurns(self.name)
 
     def lines(self) -> list[tuple[int, bytes]]:
         """The lines completed since the last call (at most READ_BYTES more of the file)."""
@@ -96,8 +104,9 @@ class Tail:
             numbered.append((self.lineno, line))
         return numbered
 
-    def cell(self, lineno: int, line: bytes) -> Cell | None:
-        """The cell a line states; None for a blank, run or (progress) other line."""
+    def cell(self, lineno: int, line: bytes) -> Cell | Turn | None:
+        """The cell or (result) turn a line states; None for a blank, run, (progress)
+        other line, or a turn stated again."""
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -110,6 +119,12 @@ class Tail:
                 return None
             raise InputFormatError(self.name, "expected a JSON object", line=lineno)
         kind = obj.pop("type", None)
+        if kind == "turn" and self.strict:
+            if self.runs == 0:
+                raise InputFormatError(
+                    self.name, "a turn line comes before any run line", line=lineno, field="type"
+                )
+            return self.turns.add(obj, line=lineno)
         if kind == "run" and self.strict:
             self.runs += 1
             if self.runs > 1:  # more than one run: the final reading refuses the file
@@ -119,7 +134,10 @@ class Tail:
             if not self.strict:
                 return None
             raise InputFormatError(
-                self.name, f"must be 'run' or 'cell', not {kind!r}", line=lineno, field="type"
+                self.name,
+                f"must be 'run', 'cell' or 'turn', not {kind!r}",
+                line=lineno,
+                field="type",
             )
         if self.strict and self.runs == 0:
             raise InputFormatError(
@@ -136,7 +154,8 @@ class Follower:
     """The files of one running benchmark that hold its cells, and what became of them.
 
     `record` appends cells (at most RECORD_CELLS, in events of CELL_BATCH) and brings
-    the read models up to date; `warn` reports what is not the run's problem but worth saying."""
+    the read models up to date, `record_turns` the same for turns; `warn` reports what
+    is not the run's problem but worth saying."""
 
     spec: BenchmarkSpec
     output_dir: Path
@@ -144,6 +163,7 @@ class Follower:
     launched_at: float
     record: Callable[[Sequence[Cell]], None]
     warn: Callable[[str], None]
+    record_turns: Callable[[Sequence[Turn]], None] = lambda turns: None
     tails: dict[Path, Tail] = field(default_factory=dict)
     # Bad lines of the progress file: the run's problems (its error when it ends).
     problems: list[str] = field(default_factory=list)
@@ -166,6 +186,7 @@ class Follower:
 
     def _record(self, tail: Tail, lines: list[tuple[int, bytes]]) -> None:
         batch: list[Cell] = []
+        turns: list[Turn] = []
         for lineno, line in lines:
             try:
                 cell = tail.cell(lineno, line)
@@ -178,13 +199,20 @@ class Follower:
                 break
             if tail.ended:
                 break
-            if cell is not None:
+            if isinstance(cell, Turn):
+                turns.append(cell)
+                if len(turns) >= RECORD_CELLS:
+                    self.record_turns(turns)
+                    turns = []
+            elif cell is not None:
                 batch.append(cell)
                 if len(batch) >= RECORD_CELLS:
                     self.record(batch)
                     batch = []
         if batch:
             self.record(batch)
+        if turns:
+            self.record_turns(turns)
 
     def _find(self) -> None:
         """Start following the result file (the first to appear) and the progress file."""
@@ -218,6 +246,12 @@ class _Cells(Record):
     cells: tuple[Cell, ...]
 
 
+class _Turns(Record):
+    """A batch of turns as the limits check them (`check_kept`)."""
+
+    turns: tuple[Turn, ...]
+
+
 @dataclass
 class LiveCells:
     """Records the cells a follower finds: scrubbed like the final result (`scrub`),
@@ -230,6 +264,8 @@ class LiveCells:
     caught_up: Callable[[], None]
     # Cells that stated a recorded key differently (the first KEEP_DISAGREEING).
     disagreeing: list[Cell] = field(default_factory=list)
+    # Turns that stated a recorded place differently (the first KEEP_DISAGREEING).
+    disagreeing_turns: list[Turn] = field(default_factory=list)
 
     def look(self, follower: Follower, *, drain: bool = False) -> None:
         try:
@@ -245,11 +281,19 @@ class LiveCells:
         self.disagreeing.extend(disagreeing[: max(KEEP_DISAGREEING - len(self.disagreeing), 0)])
         self.caught_up()
 
+    def record_turns(self, turns: Sequence[Turn]) -> None:
+        scrubbed = tuple(_scrubbed(t, self.scrub) for t in turns)
+        check_kept(f"turns of run {self.running.run_key}", [_Turns(turns=scrubbed)])
+        disagreeing = self.ledger.record_running_turns(self.running, scrubbed)
+        room = max(KEEP_DISAGREEING - len(self.disagreeing_turns), 0)
+        self.disagreeing_turns.extend(disagreeing[:room])
+        self.caught_up()
 
-def _scrubbed(cell: Cell, scrub: Callable[[Any], Any]) -> Cell:
-    dumped = cell.model_dump(mode="json")
+
+def _scrubbed(item: R, scrub: Callable[[Any], Any]) -> R:
+    dumped = item.model_dump(mode="json")
     scrubbed = scrub(dumped)
-    return cell if scrubbed == dumped else Cell.model_validate(scrubbed)
+    return item if scrubbed == dumped else type(item).model_validate(scrubbed)
 
 
 def follows_result(spec: BenchmarkSpec) -> bool:

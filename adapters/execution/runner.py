@@ -271,6 +271,7 @@ class Runner:
             launched_at,
             live.record,
             lambda m: self.log(f"warning: {scrub(m)}"),
+            live.record_turns,
         )
         renew = _Every(
             request.renew_seconds, lambda: self._renew(started.run_id, request.lease_seconds)
@@ -311,9 +312,10 @@ class Runner:
             ]
             # Cells that disagreed while it ran are stated again: the finish names them.
             cells: Sequence[Cell] = [*(record.cells if record else ()), *live.disagreeing]
+            turns = [*(record.turns if record else ()), *live.disagreeing_turns]
             added = result_additions(config, record) if record else {}
             ended = self.ledger.finish_run(
-                started.run_id, cells, added_facts=scrub(added), **scrub(finished)
+                started.run_id, cells, turns=turns, added_facts=scrub(added), **scrub(finished)
             )
             status, error = ended.status, ended.error
         except LedgerError:
@@ -430,9 +432,13 @@ def _scrubbed(record: RunRecord | None, scrub: Callable[[Any], Any]) -> RunRecor
     in its text (JSON escapes would hide a secret from byte masking)."""
     if record is None:
         return None
+    # Turns are not part of the dump (`RunRecord.turns`): their text is masked apart.
     dumped = record.model_dump(mode="json")
-    scrubbed = scrub(dumped)
-    return record if scrubbed == dumped else RunRecord.model_validate(scrubbed)
+    turns = [t.model_dump(mode="json") for t in record.turns]
+    scrubbed, scrubbed_turns = scrub(dumped), scrub(turns)
+    if scrubbed == dumped and scrubbed_turns == turns:
+        return record
+    return RunRecord.model_validate({**scrubbed, "turns": scrubbed_turns})
 
 
 def _finish_fields(

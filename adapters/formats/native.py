@@ -1,9 +1,10 @@
 """benchledger's own result format: one run as JSON, or runs and cells as JSONL.
 
 See docs/native-format.md. JSON: one object, the run header's fields plus an
-optional "cells" array. JSONL: one object per line; a line with
-"type": "run" opens a run (header fields), each "type": "cell" line after it
-is one of its cells.
+optional "cells" array and an optional "turns" array (its trajectory: one model
+call each). JSONL: one object per line; a line with "type": "run" opens a run
+(header fields), each "type": "cell" or "type": "turn" line after it is one of its
+cells or turns.
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ from pydantic import ValidationError
 
 from benchledger.adapters.formats.common import open_regular, read_bytes
 from benchledger.adapters.formats.kept import check_cells
-from benchledger.adapters.formats.native_lines import (
-    decoded_blocks,
-    field_error,
-    parse_lines,
-    strict_loads,
-)
+from benchledger.adapters.formats.native_common import field_error, strict_loads
+from benchledger.adapters.formats.native_lines import decoded_blocks, parse_lines
+from benchledger.adapters.formats.native_turns import NativeTurn, RunTurns, native_fields
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord
 
@@ -65,6 +63,9 @@ def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
     raw_cells = document.pop("cells", [])
     if not isinstance(raw_cells, list):
         raise InputFormatError(name, "must be an array", field="cells")
+    raw_turns = document.pop("turns", [])
+    if not isinstance(raw_turns, list):
+        raise InputFormatError(name, "must be an array", field="turns")
     try:
         header = RunHeader.model_validate({**defaults, **document})
     except ValidationError as e:
@@ -75,7 +76,10 @@ def _parse_json(name: str, text: str, defaults: dict[str, Any]) -> RunRecord:
             cells.append(Cell.model_validate(raw))
         except ValidationError as e:
             raise field_error(name, e, line=None, prefix=f"cells[{i}].") from None
-    return RunRecord(header=header, cells=tuple(cells))
+    turns = RunTurns(name)
+    for i, raw in enumerate(raw_turns):
+        turns.add(raw, prefix=f"turns[{i}].")
+    return RunRecord(header=header, cells=tuple(cells), turns=turns.turns)
 
 
 def stream(path: Path, defaults: dict[str, Any] | None = None) -> Iterator[RunRecord]:
@@ -93,9 +97,15 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of one native run document (the .json form)."""
     header = RunHeader.model_json_schema()
     cell = Cell.model_json_schema()
-    defs = {**header.pop("$defs", {}), **cell.pop("$defs", {}), "Cell": cell}
+    turn = NativeTurn.model_json_schema()
+    defs = {**header.pop("$defs", {}), **cell.pop("$defs", {}), "Cell": cell, "Turn": turn}
     header["properties"]["schema"] = {"const": SCHEMA_ID}
     header["properties"]["cells"] = {"type": "array", "items": {"$ref": "#/$defs/Cell"}}
+    header["properties"]["turns"] = {
+        "type": "array",
+        "items": {"$ref": "#/$defs/Turn"},
+        "description": "the run's trajectory: one model call each",
+    }
     header["$defs"] = defs
     header["$id"] = SCHEMA_ID
     header["title"] = "benchledger run"
@@ -112,4 +122,6 @@ def dump_jsonl(records: list[RunRecord]) -> str:
             body = {"type": "cell", **cell.model_dump(mode="json", exclude_defaults=True)}
             body.setdefault("outcome", cell.outcome)
             lines.append(json.dumps(body, sort_keys=True))
+        for turn in record.turns:
+            lines.append(json.dumps({"type": "turn", **native_fields(turn)}, sort_keys=True))
     return "\n".join(lines) + "\n"

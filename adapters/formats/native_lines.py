@@ -15,28 +15,15 @@ from typing import Any, BinaryIO, Literal
 from pydantic import Field, TypeAdapter, ValidationError
 
 from benchledger.adapters.formats import kept
-from benchledger.adapters.formats.common import loads
 from benchledger.adapters.formats.limits import current
+from benchledger.adapters.formats.native_common import field_error, strict_loads
+from benchledger.adapters.formats.native_turns import RunTurns
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord
 
 # Cell lines validated in one call: large enough to amortise the call, small enough
 # that a batch's lines and cells are a few MiB at most.
 BULK = 2000
-
-
-def strict_loads(name: str, text: str, line: int | None = None) -> Any:
-    # Strict: a key stated twice is refused rather than the last one silently winning.
-    return loads(name, text, line=line, unique_keys=True)
-
-
-def field_error(
-    name: str, error: ValidationError, *, line: int | None, prefix: str = ""
-) -> InputFormatError:
-    first = error.errors()[0]
-    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-    field = f"{prefix}{loc}" if loc else prefix.rstrip(".") or None
-    return InputFormatError(name, first["msg"], line=line, field=field)
 
 
 class _CellLine(Cell):
@@ -99,6 +86,8 @@ _CELL_LINES = TypeAdapter(list[_CellLine])
 # Ends a batch of cell lines. A guess: a line it misses fails the bulk call and takes
 # the per-line path, a cell line it catches takes the per-line path; only time is lost.
 _RUN_LINE = re.compile(r'"type"\s*:\s*"run"')
+# May be a turn line: taken out of a batch of cell lines when it is one.
+_TURN_LINE = re.compile(r'"type"\s*:\s*"turn"')
 # Line breaks str.splitlines() knows besides \n.
 _OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
@@ -149,19 +138,51 @@ def _split(name: str, block: bytes, offset: int) -> list[str]:
 
 
 class _Lines:
-    """A run being read: its header and the cells read so far."""
+    """A run being read: its header and the cells and turns read so far."""
 
     def __init__(self, name: str, defaults: dict[str, Any]) -> None:
         self.name = name
         self.defaults = defaults
         self.header: RunHeader | None = None
         self.cells: list[Cell] = []
+        self.turns = RunTurns(name)
         self.runs = 0  # records yielded so far
         # Whether every cell so far is proved within the limits by its line's text.
         self.proved = True
 
     def batch(self, first: int, texts: list[str]) -> Iterator[RunRecord]:
-        """Cell lines `texts`, the first of them line `first` of the file."""
+        """Cell (and turn) lines `texts`, the first of them line `first` of the file."""
+        turns = self._turn_lines(first, texts)
+        if turns is None:
+            yield from self._each(first, texts)
+            return
+        cell_texts = [t for i, t in enumerate(texts) if i not in turns] if turns else texts
+        if cell_texts and not self._bulk(cell_texts):
+            yield from self._each(first, texts)
+            return
+        for i, obj in turns.items():
+            self.turn(first + i, obj)
+
+    def _turn_lines(self, first: int, texts: list[str]) -> dict[int, dict[str, Any]] | None:
+        """The turn lines among `texts` (by position), read; None when one of the lines
+        that may be a turn is not valid JSON (the per-line path then names it in order)."""
+        found: dict[int, dict[str, Any]] = {}
+        for i, text in enumerate(texts):
+            if '"turn"' in text and _TURN_LINE.search(text):
+                try:
+                    obj = strict_loads(self.name, text, first + i)
+                except InputFormatError:
+                    return None
+                if isinstance(obj, dict) and obj.get("type") == "turn":
+                    found[i] = obj
+        return found
+
+    def _each(self, first: int, texts: list[str]) -> Iterator[RunRecord]:
+        for lineno, line in enumerate(texts, start=first):
+            yield from self.line(lineno, line)
+
+    def _bulk(self, texts: list[str]) -> bool:
+        """Cell lines `texts` validated in one call; False when it cannot take them."""
         text = "[" + ",".join(texts) + "]"
         try:
             cells = _CELL_LINES.validate_json(text)
@@ -177,9 +198,16 @@ class _Lines:
                 bounds = current()
                 if flat is None or not kept.text_within(text, max(map(len, texts)), bounds):
                     self.proved = False
-                return
-        for lineno, line in enumerate(texts, start=first):
-            yield from self.line(lineno, line)
+                return True
+        return False
+
+    def turn(self, lineno: int, obj: dict[str, Any]) -> None:
+        """A turn line, read (its `type` tag still in it), of the current run."""
+        if self.header is None:
+            raise InputFormatError(
+                self.name, "a turn line comes before any run line", line=lineno, field="type"
+            )
+        self.turns.add({k: v for k, v in obj.items() if k != "type"}, line=lineno)
 
     def line(self, lineno: int, line: str) -> Iterator[RunRecord]:
         name = self.name
@@ -198,7 +226,11 @@ class _Lines:
         obj = strict_loads(name, line, lineno)
         if not isinstance(obj, dict):
             raise InputFormatError(name, "expected a JSON object", line=lineno)
-        kind = obj.pop("type", None)
+        kind = obj.get("type")
+        if kind == "turn":
+            self.turn(lineno, obj)
+            return
+        obj.pop("type", None)
         if kind == "cell":
             if self.header is None:
                 raise InputFormatError(
@@ -218,17 +250,18 @@ class _Lines:
             except ValidationError as e:
                 raise field_error(name, e, line=lineno) from None
             self.cells = []
+            self.turns = RunTurns(name)
             self.proved = True
         else:
             raise InputFormatError(
-                name, f"must be 'run' or 'cell', not {kind!r}", line=lineno, field="type"
+                name, f"must be 'run', 'cell' or 'turn', not {kind!r}", line=lineno, field="type"
             )
 
     def record(self) -> RunRecord:
         """The run read so far, its cells checked against the limits unless their text
         proved them within (`stream` checks the rest of the record)."""
         assert self.header is not None
-        record = RunRecord(header=self.header, cells=tuple(self.cells))
+        record = RunRecord(header=self.header, cells=tuple(self.cells), turns=self.turns.turns)
         if not self.proved:
             kept.check_cells(self.name, record, self.runs)
         self.runs += 1

@@ -13,7 +13,7 @@ import pytest
 from benchledger.adapters.execution import live
 from benchledger.adapters.execution.live import Follower, Tail, follows_result
 from benchledger.adapters.execution.registry import BenchmarkSpec
-from benchledger.domain.records import Cell
+from benchledger.domain.records import Cell, Turn
 
 RUN = json.dumps({"type": "run", "status": "succeeded", "score": 1.0})
 
@@ -29,13 +29,20 @@ def spec(**fields: Any) -> BenchmarkSpec:
 class Recorder:
     def __init__(self) -> None:
         self.batches: list[list[Cell]] = []
+        self.turn_batches: list[list[Turn]] = []
         self.warnings: list[str] = []
 
     def follower(self, root: Path, **fields: Any) -> Follower:
         out = root / "output"
         out.mkdir(exist_ok=True)
         return Follower(
-            spec(**fields), out, root, time.time(), self.batches.append, self.warnings.append
+            spec(**fields),
+            out,
+            root,
+            time.time(),
+            self.batches.append,
+            self.warnings.append,
+            lambda turns: self.turn_batches.append(list(turns)),
         )
 
     @property
@@ -124,3 +131,69 @@ def test_only_native_json_lines_results_are_followed() -> None:
     assert not spec(result="r.json").progress
     with pytest.raises(ValueError, match="relative to the run's output dir"):
         spec(progress="../elsewhere.ndjson")
+
+
+def turn_line(**fields: Any) -> str:
+    return json.dumps({"type": "turn", **fields})
+
+
+def test_turn_lines_of_the_result_are_recorded_as_turns_in_bounded_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "RECORD_CELLS", 2)
+    recorder = Recorder()
+    follower = recorder.follower(tmp_path, result="result.jsonl")
+    result = follower.output_dir / "result.jsonl"
+    lines = [RUN, turn_line(input_tokens=1), cell_line("a"), turn_line(input_tokens=2)]
+    lines += [turn_line(trajectory="other", input_tokens=3)]
+    result.write_text("\n".join(lines) + "\n")
+    follower.look()
+    assert recorder.keys == ["a"]
+    assert [len(b) for b in recorder.turn_batches] == [2, 1]
+    with result.open("a") as f:
+        f.write(turn_line(input_tokens=4) + "\n")
+    follower.look()
+    turns = [t for batch in recorder.turn_batches for t in batch]
+    places = [(t.trajectory_file, t.turn_index, t.prompt_tokens) for t in turns]
+    assert places == [
+        ("trajectory", 0, 1),
+        ("trajectory", 1, 2),
+        ("other", 0, 3),
+        ("trajectory", 2, 4),
+    ]
+
+
+def test_a_bad_turn_line_ends_following_like_a_bad_cell(tmp_path: Path) -> None:
+    recorder = Recorder()
+    follower = recorder.follower(tmp_path, result="result.jsonl")
+    lines = [RUN, turn_line(input_tokens=1), turn_line(input_tokens=-1), cell_line("a")]
+    (follower.output_dir / "result.jsonl").write_text("\n".join(lines) + "\n")
+    follower.look(drain=True)
+    assert recorder.keys == [] and len(recorder.turn_batches) == 1
+    [warning] = recorder.warnings
+    assert "output/result.jsonl:3: field 'input_tokens'" in warning
+
+
+def test_turn_lines_of_the_progress_file_are_passed_over(tmp_path: Path) -> None:
+    recorder = Recorder()
+    follower = recorder.follower(tmp_path, result="result.json", progress="progress.ndjson")
+    lines = [turn_line(input_tokens=1), cell_line("a")]
+    (follower.output_dir / "progress.ndjson").write_text("\n".join(lines) + "\n")
+    follower.look()
+    assert recorder.keys == ["a"] and recorder.turn_batches == [] and follower.problems == []
+
+
+def test_a_result_masked_before_it_is_recorded_keeps_its_turns_masked_too() -> None:
+    from benchledger.adapters.execution.runner import _scrubbed
+    from benchledger.domain.records import RunHeader, RunRecord
+
+    header = RunHeader(benchmark="b", agent="a", model="m", status="succeeded", error="at /h/x")
+    turn = Turn(trajectory_file="/h/x/agent.jsonl", turn_index=0, prompt_tokens=3)
+    record = RunRecord(header=header, turns=(turn,))
+
+    def scrub(value: Any) -> Any:
+        return json.loads(json.dumps(value).replace("/h/x", "<run>"))
+
+    masked = _scrubbed(record, scrub)
+    assert masked is not None and masked.header.error == "at <run>"
+    assert masked.turns == (turn.model_copy(update={"trajectory_file": "<run>/agent.jsonl"}),)
