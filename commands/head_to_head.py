@@ -8,9 +8,11 @@ from typing import Any
 
 import click
 
+from benchledger.adapters.publication import code_agent_latest
 from benchledger.adapters.publication import head_to_head as h2h
 from benchledger.adapters.publication import head_to_head_files as files
 from benchledger.adapters.publication.compare import benchmarks_of
+from benchledger.adapters.publication.queries import Queries
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options
 from benchledger.commands.publish import benchmark_filters, split
@@ -198,8 +200,9 @@ def head_to_head(
     )
     ctx.services.runner.catch_up()
     # Rendered from the event just appended, so view-head-to-head gives the very same bytes.
-    stored = h2h.stored(ctx.queries(), report_id)
-    _emit(stored, fmt, out, publish_latest_dir)
+    queries = ctx.queries()
+    stored = h2h.stored(queries, report_id)
+    _emit(stored, queries, fmt, out, publish_latest_dir)
     click.get_current_context().exit(stored["report"]["exit_code"])
 
 
@@ -235,15 +238,23 @@ def view_head_to_head(
         benchledger view-head-to-head h2h_20261001T090000Z_1a2b3c4d
         benchledger view-head-to-head h2h_20261001T090000Z_1a2b3c4d --out again/
     """
-    _emit(h2h.stored(ctx.queries(as_of), report_id), fmt, out, publish_latest_dir)
+    queries = ctx.queries(as_of)
+    _emit(h2h.stored(queries, report_id), queries, fmt, out, publish_latest_dir)
 
 
-def _emit(stored: dict[str, Any], fmt: str | None, out: Path | None, latest: Path | None) -> None:
+def _emit(
+    stored: dict[str, Any],
+    queries: Queries,
+    fmt: str | None,
+    out: Path | None,
+    latest: Path | None,
+) -> None:
     """--json prints summary.json; --csv and --nl the report's rows (one per benchmark)."""
     if out is not None:
         files.write_out(out, stored)
     if latest is not None:
-        files.publish_latest(latest, stored)
+        summary = str((out / "summary.json").resolve()) if out is not None else ""
+        code_agent_latest.publish(latest, stored, queries, summary)
     if fmt in ("csv", "nl"):
         emit(stored["report"]["report_rows"], fmt, empty="No benchmarks.")
     else:

@@ -20,7 +20,9 @@ as Python's `json.dumps` writes them:
 calibration agent (perfect_v1, wrong_v1, half_v1) a copy gets
 `calibration_spec_version: "calibration_v1"` before hashing. `extra_config'`
 drops what does not change the comparison: `agent` and `harness` when they
-name a known agent, the runtime timeouts, `reasoning_effort` when "low",
+name a known agent (the orchestrator's: its real harnesses, synthetic baselines,
+`compare` and `smithers`; and ours: the code-agent adapters `elizaos` and
+`opencode`), the runtime timeouts, `reasoning_effort` when "low",
 `dataset` when it equals `suite`; the calibration key is added as above.
 Agent, provider and model are hashed as given. The benchmark directory is
 the registry entry's `directory`, by default the benchmark id.
@@ -48,9 +50,21 @@ CALIBRATION_SPEC_VERSION = "calibration_v1"
 REAL_AGENTS = frozenset({"eliza", "hermes", "openclaw"})
 # The agent of a model comparison (`compare --run`): its runs are the models', not a harness's.
 COMPARE_AGENT = "compare"
+# The code-agent matrix's adapters (the orchestrator's code_agent_matrix: ElizaOS against
+# OpenCode). An addition of ours: the orchestrator's runner keeps them in a comparison
+# signature, but never runs them as harnesses, so no orchestrator row it hashes changes.
+# (`codex` is not one: the orchestrator runs it as a harness and keeps it in the hash.)
+CODE_AGENTS = frozenset({"elizaos", "opencode"})
 # The agents whose name in `agent` / `harness` says nothing about the benchmark's
-# configuration: the real harnesses, the synthetic baselines, `compare` and `smithers`.
-KNOWN_AGENTS = REAL_AGENTS | {"random_v1", *CALIBRATION_AGENTS, COMPARE_AGENT, "smithers"}
+# configuration: the real harnesses, the synthetic baselines, `compare` and `smithers`
+# (the orchestrator's), and the code-agent adapters (ours).
+ORCHESTRATOR_KNOWN_AGENTS = REAL_AGENTS | {
+    "random_v1",
+    *CALIBRATION_AGENTS,
+    COMPARE_AGENT,
+    "smithers",
+}
+KNOWN_AGENTS = ORCHESTRATOR_KNOWN_AGENTS | CODE_AGENTS
 # Runtime limits that do not change what is measured.
 RUNTIME_KEYS = ("eliza_bench_http_timeout_s", "openclaw_timeout_s", "timeout_s")
 

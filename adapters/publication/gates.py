@@ -17,6 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from benchledger.adapters.execution.runtime import Missing
+from benchledger.adapters.publication import code_agent_contract
 from benchledger.adapters.publication.publication import Publication
 from benchledger.domain.ledger import Ledger
 from benchledger.domain.publication import (
@@ -279,8 +280,9 @@ CHECKS: dict[str, Callable[[Publication, float | None, Sequence[Finding]], list[
 def evaluate(
     pub: Publication, gate: str, tolerance: float | None = None, extra: Sequence[Finding] = ()
 ) -> list[Finding]:
-    """The gate's findings; `extra` is what readiness adds, or the runtime gate's own."""
-    return CHECKS[gate](pub, tolerance, extra)
+    """The gate's findings; `extra` is what readiness adds, or the runtime gate's own;
+    then the code-agent row contract's, for a directory's code-agent rows."""
+    return CHECKS[gate](pub, tolerance, extra) + code_agent_contract.findings(gate, pub)
 
 
 def effective_tolerance(gate: str, tolerance: float | None) -> float | None:

@@ -210,8 +210,13 @@ def measures(queries: Queries, run: dict[str, Any] | None) -> dict[str, Any]:
         (run["run_id"],),
     ).fetchone()
     total = right + wrong
+    # A turn without a total counts prompt + completion, as the orchestrator's trajectory
+    # analyzer and its importer count it.
     turns = queries.conn.execute(
-        "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), sum(total_tokens), "
+        "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), "
+        "CASE WHEN count(prompt_tokens) + count(completion_tokens) + count(total_tokens) > 0 "
+        "THEN sum(CASE WHEN coalesce(total_tokens, 0) != 0 THEN total_tokens "
+        "ELSE coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) END) END, "
         "sum(cached_tokens), count(DISTINCT trajectory_file) FROM turns WHERE run_id = ?",
         (run["run_id"],),
     ).fetchone()
@@ -596,11 +601,13 @@ def build(
 def stored(queries: Queries, report_id: str) -> dict[str, Any]:
     """The report exactly as its event recorded it."""
     row = queries.conn.execute(
-        "SELECT data FROM events WHERE type = 'HeadToHeadRecorded' "
+        "SELECT data, time FROM events WHERE type = 'HeadToHeadRecorded' "
         "AND json_extract(data, '$.report_id') = ? ORDER BY position LIMIT 1",
         (report_id,),
     ).fetchone()
     if row is None:
         raise NotFoundError(f"no head-to-head report '{report_id}'")
     data: dict[str, Any] = json.loads(row[0])
+    # When it was recorded: the latest rows' `generated_at` / `updated_at`.
+    data["recorded_at"] = row[1]
     return data

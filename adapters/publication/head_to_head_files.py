@@ -2,7 +2,7 @@
 
 Everything here renders the stored event (see `head_to_head.stored`), so the files
 written when the report is made and those written again from `view-head-to-head`
-are the same bytes.
+are the same bytes. The latest-style rows are `code_agent_latest`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import io
 import json
 from pathlib import Path
 from typing import Any
-
-from benchledger.adapters.publication.head_to_head import ACCEPTED
 
 SUMMARY_KEYS = ("report_id", "target", "baseline", "benchmarks", "options", "position")
 COLUMNS = [
@@ -144,87 +142,6 @@ def write_out(directory: Path, stored: dict[str, Any]) -> list[Path]:
     return paths
 
 
-# -- latest-style rows --------------------------------------------------------------
-
-
-def row_failures(row: dict[str, Any]) -> list[str]:
-    """Why a row is not publishable (empty when it is): see docs/head-to-head.md."""
-    # A report recorded before rows said whether they were demo data has no such key.
-    failures = ["demo_data"] if row.get("demo_data") else []
-    if not row["live"]:
-        failures.append("not_live")
-    if not (row["target_run_id"] and row["baseline_run_id"]):
-        failures.append("missing_run")
-    if not row["required_stats"]:
-        failures.append("missing_outcomes")
-    if not row["token_evidence"]:
-        failures.append("missing_token_evidence")
-    if not row["trajectory_review"]:
-        failures.append("missing_trajectory_telemetry")
-    if row["comparison_status"] not in ACCEPTED:
-        failures.append(f"comparison_status_{row['comparison_status'].replace(' ', '_')}")
-    if row["efficiency_regressions"]:
-        failures.append("efficiency_regression")
-    return failures
-
-
-def publish_latest(directory: Path, stored: dict[str, Any]) -> dict[str, Any]:
-    """One `<benchmark>__<target>_vs_<baseline>.json` row per benchmark and `index.json`;
-    older rows of this pair that the report no longer has are removed, other files kept."""
-    directory.mkdir(parents=True, exist_ok=True)
-    pair = f"{_label(stored['target'])}_vs_{_label(stored['baseline'])}"
-    written: dict[str, dict[str, Any]] = {}
-    cells = []
-    for row in stored["report"]["report_rows"]:
-        failures = row_failures(row)
-        name = f"{row['benchmark']}__{pair}.json"
-        document = {
-            "benchmark": row["benchmark"],
-            "target": stored["target"]["spec"],
-            "baseline": stored["baseline"]["spec"],
-            "report_id": stored["report_id"],
-            "status": "failed" if failures else "ok",
-            **({"failure_reason": failures[0], "failure_reasons": failures} if failures else {}),
-            "row": row,
-        }
-        written[name] = document
-        cells.append(
-            {
-                "benchmark": row["benchmark"],
-                "file": name,
-                "status": document["status"],
-                "comparison_status": row["comparison_status"],
-                **({"failure_reasons": failures} if failures else {}),
-            }
-        )
-    stale = sorted(
-        p.name for p in directory.glob(f"*__{pair}.json") if p.is_file() and p.name not in written
-    )
-    for name in stale:
-        (directory / name).unlink()
-    for name, document in written.items():
-        (directory / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    reasons = sorted(
-        {f"{c['benchmark']}: {r}" for c in cells for r in c.get("failure_reasons", [])}
-    )
-    index = {
-        "report_id": stored["report_id"],
-        "matrix_contract": {
-            "status": "incomplete" if reasons or not cells else "complete",
-            "failure_reasons": reasons if cells else ["no rows"],
-        },
-        "code_agent_matrix": {
-            "target": stored["target"]["spec"],
-            "baseline": stored["baseline"]["spec"],
-            "rows": cells,
-            "stale_row_count": len(stale),
-            "stale_rows": stale,
-        },
-    }
-    (directory / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
-    return index
-
-
 def _table(rows: list[list[str]], *, markdown: bool = False) -> str:
     """Columns padded to their widest cell; a Markdown table when asked."""
     widths = [max(len(v) for v in column) for column in zip(COLUMNS, *rows, strict=True)]
@@ -235,10 +152,6 @@ def _table(rows: list[list[str]], *, markdown: bool = False) -> str:
 
     rule = ["-" * w for w in widths]
     return "\n".join([line(COLUMNS), line(rule), *(line(r) for r in rows)])
-
-
-def _label(side: dict[str, Any]) -> str:
-    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in str(side["agent"]))
 
 
 def _cell(row: dict[str, Any], column: str) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from benchledger.adapters.publication import code_agent_contract
 from benchledger.adapters.publication.publication import Key, Publication
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.matrix import CANONICAL_HARNESSES, AgentRules, rules_from_matrix_contract
@@ -181,6 +182,8 @@ def _row(path: Path, data: bytes, table: str) -> dict[str, Any]:
     payload = _json(path, data)
     if not isinstance(payload, dict):
         raise InputFormatError(str(path), "a latest row must be a JSON object")
+    if code_agent_contract.is_code_agent_row(payload, path.name):
+        return code_agent_contract.gate_row(path, payload, table)
     for name in _TEXT:
         value = payload.get(name)
         if not isinstance(value, str) or not value.strip():

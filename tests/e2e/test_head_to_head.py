@@ -229,12 +229,23 @@ def test_publish_latest_prunes_stale_rows_and_keeps_unrelated_files(
     assert index["code_agent_matrix"]["stale_row_count"] == 1
     assert index["matrix_contract"]["status"] == "incomplete"
     alpha = json.loads((latest / "alpha__eliza_vs_opencode.json").read_text())
-    # Native imports carry no trajectories: a superior row is still not publishable.
+    # The orchestrator publisher's flat row: stats at the top, not nested.
+    assert (alpha["benchmark_id"], alpha["agent"]) == ("alpha", "eliza_vs_opencode")
+    assert (alpha["target_right"], alpha["baseline_right"]) == (180, 100)
+    assert alpha["score"] == alpha["target_accuracy"] == 0.9
+    assert alpha["unit"] == "accuracy" and alpha["comparison_status"] == "superior"
+    assert alpha["target_llm_call_count"] == 10 and alpha["llm_call_delta"] == 0
+    # Native imports without turns: a superior row is still not publishable.
     assert alpha["status"] == "failed"
-    assert "missing_trajectory_telemetry" in alpha["failure_reasons"]
+    assert "missing target_trajectory_dir" in alpha["failure_reasons"]
+    assert alpha["failure_reason"] == ", ".join(alpha["failure_reasons"])
+    assert alpha["target_trajectory_dir"] is None
+    assert Path(alpha["target_command_path"]).is_file()
     gamma = json.loads((latest / "gamma__eliza_vs_opencode.json").read_text())
-    assert "comparison_status_inferior" in gamma["failure_reasons"]
-    assert "delta: missing_run" in index["matrix_contract"]["failure_reasons"]
+    assert "not comparable or better" in gamma["failure_reasons"]
+    assert gamma["comparison_status"] == gamma["paired_status"] == "inferior"
+    delta = index["matrix_contract"]["benchmarks"]["delta"]["cells"]["eliza_vs_opencode"]
+    assert delta["state"] == "failed" and "missing numeric baseline_right" in delta["reason"]
 
 
 def test_published_rows_of_the_demo_ledger_are_stamped_demo_data(
@@ -246,8 +257,8 @@ def test_published_rows_of_the_demo_ledger_are_stamped_demo_data(
     assert rows and all(r["demo_data"] for r in rows.values())
     for path in latest.glob("*__eliza_vs_opencode.json"):
         document = json.loads(path.read_text())
-        assert document["status"] == "failed"
-        assert document["failure_reasons"][0] == "demo_data"
+        assert document["status"] == "failed" and document["demo_data"] is True
+        assert "demo data" in document["failure_reasons"]
     index = json.loads((latest / "index.json").read_text())
     assert index["matrix_contract"]["status"] == "incomplete"
 

@@ -1,5 +1,5 @@
 """The head-to-head report's pure rules: sides, efficiency, gates and their exit order,
-rerun commands, and what makes a latest-style row publishable."""
+and rerun commands (what makes a latest-style row publishable: test_code_agent_contract)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.publication import head_to_head as h2h
-from benchledger.adapters.publication.head_to_head_files import row_failures
 
 
 def row(benchmark: str = "alpha", **fields: Any) -> dict[str, Any]:
@@ -115,12 +114,3 @@ def test_report_commands_leave_coverage_out() -> None:
     command = h2h.report_command("alpha", h2h.Side("eliza"), h2h.Side("opencode"), options)
     assert "--enforce-comparable" in command and "--enforce-coverage" not in command
     assert command.endswith("--publish-latest-dir latest")
-
-
-def test_a_row_is_publishable_only_with_full_evidence_and_an_accepted_status() -> None:
-    assert row_failures(row()) == []
-    assert row_failures(row(comparison_status="not comparable", live=False)) == [
-        "not_live",
-        "comparison_status_not_comparable",
-    ]
-    assert row_failures(row(efficiency_regressions=["LLM calls +1"])) == ["efficiency_regression"]

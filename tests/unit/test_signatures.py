@@ -108,6 +108,21 @@ class TestComparisonSignature:
         assert comparison_signature("b", "p", "m", {"agent": "codex"}) != bare
         assert comparison_signature("b", "p", "m", {"harness": "codex"}) != bare
 
+    def test_the_code_agent_adapters_are_known_so_eliza_and_opencode_line_up(self) -> None:
+        bfcl = ("bfcl", "cerebras", "gpt-oss-120b")
+        for adapter in ("opencode", "elizaos", " OpenCode "):
+            config = {"agent": adapter, "harness": adapter, "limit": 10}
+            assert comparison_signature(*bfcl, config, agent=adapter) == BFCL_COMPARISON
+
+    def test_the_orchestrators_own_known_agents_are_unchanged(self) -> None:
+        from benchledger.domain.signatures import CODE_AGENTS, ORCHESTRATOR_KNOWN_AGENTS
+
+        assert {
+            "eliza", "hermes", "openclaw", "random_v1", "perfect_v1", "wrong_v1", "half_v1",
+            "compare", "smithers",
+        } == ORCHESTRATOR_KNOWN_AGENTS  # fmt: skip
+        assert not CODE_AGENTS & ORCHESTRATOR_KNOWN_AGENTS
+
     def test_runtime_timeouts_do_not_change_the_comparison(self) -> None:
         bare = comparison_signature("b", "p", "m", {"limit": 3})
         for key in ("eliza_bench_http_timeout_s", "openclaw_timeout_s", "timeout_s"):
