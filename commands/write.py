@@ -154,8 +154,10 @@ def import_(
         for s in ("imported", "amended", "unchanged", "conflict", "failed", "ignored")
     }
     reasons = _reasons(reports)
+    merged = sum(r.merged_runs for r in reports)
+    added = f", {merged} with facts added" if merged else ""
     stderr(
-        f"{counts['imported']} imported ({sum(r.new_runs for r in reports)} new runs), "
+        f"{counts['imported']} imported ({sum(r.new_runs for r in reports)} new runs{added}), "
         f"{counts['amended']} amended, "
         f"{counts['unchanged']} unchanged, {counts['conflict']} conflicting, "
         f"{counts['failed']} failed, {counts['ignored']} ignored"

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
 
+from benchledger.domain.host_paths import strip_host_paths
 from benchledger.domain.records import RunRecord
 from benchledger.domain.run import (
     CellsRecorded,
@@ -228,7 +229,11 @@ def compare(
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    return bool(a == b)
+    if a == b:
+        return True
+    # An earlier import kept a source's host paths cut (`domain.host_paths`): the text it
+    # recorded is the one stated now, cut. The ledger keeps what it recorded.
+    return isinstance(b, str | list) and type(a) is type(b) and a == strip_host_paths(b)
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -13,8 +13,6 @@ from benchledger.domain.config_memo import Memo, config_key
 
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
 RUN_ID = re.compile(r"_\d{8}T\d{6}Z_(?P<attempt>\d+)_[0-9a-f]{8}$")
-RESULT_ROOTS = ("/benchmark_results/", "/test-results/benchmark-orchestrator/")
-HOST_PATH = re.compile(r"(?<![\w.:/~-])(?:~/|/(?=[^/\s]+/)|[A-Za-z]:\\)[^\s'\"<>|,;)\]}]+")
 TOKEN_ALIASES = {
     "prompt_tokens": ("prompt_tokens", "input_tokens"),
     "completion_tokens": ("completion_tokens", "output_tokens"),
@@ -58,20 +56,7 @@ def _count(value: Any) -> int | None:
 def canonical(value: Any) -> Any:
     """Keys sorted at every depth, so sources that order keys differently agree; a string
     that cannot be UTF-8 (a lone surrogate escape) raises UnicodeEncodeError."""
-    return _canonical(value, False)
-
-
-def canonical_stripped(value: Any) -> Any:
-    """`canonical(strip_host_paths(value))` in one walk: most of what a row keeps goes
-    through both."""
-    kind = type(value)
-    if kind is str:
-        if "/" in value or "\\" in value:
-            value = strip_text(value)
-        return value if value.isascii() else _text(value)
-    if kind in _ATOMS:
-        return value
-    return _canonical(value, True)
+    return _canonical(value)
 
 
 def _text(value: str) -> str:
@@ -84,15 +69,15 @@ def _text(value: str) -> str:
 _ATOMS = frozenset({int, float, bool, type(None)})
 
 
-def _canonical(value: Any, strip: bool) -> Any:
-    """`canonical` (`strip`: `canonical_stripped`) of any value: dicts and lists copied with
-    their keys sorted (by their text) and their strings checked, other objects as they are."""
+def _canonical(value: Any) -> Any:
+    """`canonical` of any value: dicts and lists copied with their keys sorted (by their
+    text) and their strings checked, other objects as they are."""
     if isinstance(value, dict):
-        return _canonical_dict(value, strip)
+        return _canonical_dict(value)
     if isinstance(value, list):
-        return _canonical_list(value, strip)
+        return _canonical_list(value)
     if isinstance(value, str):
-        return _text(strip_text(value) if strip else value)
+        return _text(value)
     return value
 
 
@@ -103,91 +88,39 @@ def _canonical(value: Any, strip: bool) -> Any:
 # them against the plain recursive definition.
 
 
-def _canonical_dict(value: dict[Any, Any], strip: bool) -> dict[str, Any]:
+def _canonical_dict(value: dict[Any, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in sorted(value, key=str):
         item = value[key]
         kind = type(item)
         if kind is str:
-            if strip and ("/" in item or "\\" in item):
-                item = strip_text(item)
             if not item.isascii():
                 item.encode("utf-8")
         elif kind is dict:
-            item = _canonical_dict(item, strip)
+            item = _canonical_dict(item)
         elif kind is list:
-            item = _canonical_list(item, strip)
+            item = _canonical_list(item)
         elif kind not in _ATOMS:
-            item = _canonical(item, strip)
+            item = _canonical(item)
         out[key if type(key) is str and key.isascii() else _text(str(key))] = item
     return out
 
 
-def _canonical_list(value: list[Any], strip: bool) -> list[Any]:
+def _canonical_list(value: list[Any]) -> list[Any]:
     out: list[Any] = []
     for item in value:
         kind = type(item)
         if kind is str:
-            if strip and ("/" in item or "\\" in item):
-                item = strip_text(item)
             if not item.isascii():
                 item.encode("utf-8")
         elif kind is dict:
-            item = _canonical_dict(item, strip)
+            item = _canonical_dict(item)
         elif kind is list:
-            item = _canonical_list(item, strip)
+            item = _canonical_list(item)
         elif kind not in _ATOMS:
-            item = _canonical(item, strip)
+            item = _canonical(item)
         out.append(item)
     return out
-
-
-def strip_host_paths(value: Any) -> Any:
-    """Absolute host paths cut to their part below the results root, else their base name."""
-    if isinstance(value, str):
-        return strip_text(value)
-    if isinstance(value, dict):
-        return {k: strip_host_paths(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [strip_host_paths(v) for v in value]
-    return value
-
-
-# The ASCII characters that end a host path: HOST_PATH's last class (whitespace as `\s`
-# knows it, quotes, brackets...) on ASCII text.
-_PATH_ENDS = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f '\"<>|,;)]}"
-
-
-def strip_text(text: str) -> str:
-    """`strip_host_paths` of one string.
-
-    Most strings that hold a path are that path and nothing else (a log file, a working
-    directory): ASCII text that starts with `/`, a name and another `/`, and holds none
-    of the characters that end a path. HOST_PATH matches such a text whole, at its
-    start, so it is cut without the search (a test checks this against the search).
-    """
-    if "/" not in text and "\\" not in text:
-        return text
-    if (
-        text.startswith("/")
-        and text.find("/", 1) > 1
-        and text.isascii()
-        and len(text.encode("ascii").translate(None, _PATH_ENDS)) == len(text)
-    ):
-        return _relative_path(text)
-    return HOST_PATH.sub(_relative, text)
-
-
-def _relative(match: re.Match[str]) -> str:
-    return _relative_path(match.group(0))
-
-
-def _relative_path(path: str) -> str:
-    path = path.replace("\\", "/")
-    for root in RESULT_ROOTS:
-        if root in path:
-            return path.split(root, 1)[1] or "."
-    return path.rstrip("/").rsplit("/", 1)[-1] or "."
 
 
 def run_id_attempt(run_id: str) -> int | None:

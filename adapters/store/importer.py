@@ -56,6 +56,8 @@ class FileReport:
     format: str | None = None
     runs: int = 0
     new_runs: int = 0
+    # Runs recorded already to which the file added facts it states beyond them.
+    merged_runs: int = 0
     message: str | None = None
     # The runs the file's content is recorded in: its own, or (a member) its result's.
     run_ids: tuple[str, ...] = field(default=())
@@ -332,7 +334,8 @@ class Importer:
             "amended" if counts.get("amended") else outcome.state,
             fmt_label,
             runs=len(outcome.runs),
-            new_runs=len(outcome.runs) - counts.get("unchanged", 0),
+            new_runs=counts.get("imported", 0),
+            merged_runs=counts.get("merged", 0),
             run_ids=run_id_texts(outcome.runs),
             members=tuple(parts),
         )
