@@ -108,16 +108,27 @@ def evaluate(
         emit(verdicts, fmt)
     else:
         for verdict in verdicts:
-            state = "ok" if verdict["ok"] else f"{len(verdict['findings'])} findings"
-            where = f" in {latest_dir}" if latest_dir is not None else ""
-            click.echo(
-                f"{verdict['gate']}: {state}{where} at position {verdict['position']} "
-                f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
-            )
-            if verdict["findings"]:
-                emit(verdict["findings"], None, columns=["scope", "reason", "value"])
+            _print_verdict(verdict, latest_dir)
     if fail_on_findings and not all(v["ok"] for v in verdicts):
         raise SystemExit(1)
+
+
+def _print_verdict(verdict: dict[str, Any], latest_dir: Path | None) -> None:
+    """A verdict as a table: the orchestrator's findings first, then benchledger's own,
+    marked `extra` (the summary counts them apart)."""
+    findings = verdict["findings"]
+    theirs, ours = checks.counts(findings)
+    state = "ok" if verdict["ok"] else f"{theirs} findings" + (f" + {ours} extra" if ours else "")
+    where = f" in {latest_dir}" if latest_dir is not None else ""
+    click.echo(
+        f"{verdict['gate']}: {state}{where} at position {verdict['position']} "
+        f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
+    )
+    if findings:
+        ordered = sorted(findings, key=lambda f: bool(f.get("extra")))
+        rows = [{**f, "extra": "extra" if f.get("extra") else ""} for f in ordered]
+        columns = ["scope", "reason", "value", *(["extra"] if ours else [])]
+        emit(rows, None, columns=columns)
 
 
 def _runtime(

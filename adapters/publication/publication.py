@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
@@ -20,6 +21,18 @@ Key = tuple[str, str]
 Selection = Literal["cohort", "newest"]
 SELECTIONS: tuple[Selection, ...] = ("cohort", "newest")
 TABLE_OF: dict[Selection, str] = {"cohort": "latest", "newest": "latest_per_agent"}
+
+
+@dataclass(frozen=True)
+class PublishedFile:
+    """One latest/ file as a gate reads it: its name and JSON payload, or `error`
+    (`invalid_json`, the payload then the parser's message; `non_object_json`)."""
+
+    name: str
+    payload: Any
+    error: str | None = None
+    key: Key | None = None
+    full_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +53,34 @@ class Publication:
     selection: Selection = "cohort"
     # Each run group's kind (`run`, `import`, `demo`, `source`), by run group id.
     group_kinds: dict[str, str] = field(default_factory=dict)
+    # The benchmark filters (--include-benchmarks / --exclude-benchmarks) of the scope.
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    # A latest/ directory read from disk: where, its files as they are (the ledger's
+    # are its latest rows as export-latest writes them: None), and its index's
+    # matrix_contract as stated (None: it states none), its benchmarks filtered.
+    latest_dir: str | None = None
+    files: tuple[PublishedFile, ...] | None = None
+    stated_contract: dict[str, Any] | None = None
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def selects(self, benchmark: str) -> bool:
+        return (not self.include or benchmark in self.include) and benchmark not in self.exclude
+
+    @property
+    def checked_files(self) -> int:
+        """The latest/ files a publishability check reads (the orchestrator's count)."""
+        return len(self.files) if self.files is not None else len(self.latest)
+
+    def contract(self) -> dict[str, Any] | None:
+        """The matrix contract the readiness gate reads: a directory's as its index.json
+        states it (None without one), the ledger's as computed now."""
+        if self.latest_dir is not None:
+            return self.stated_contract
+        return self.matrix()
 
     def group_marker(self, row: dict[str, Any]) -> str | None:
         """`demo_data` for a row of a run recorded in the demo's run group, else None."""
@@ -146,4 +187,6 @@ def load(
         rules={b: r for b, r in rules(queries).items() if keep(b)},
         selection=selection,
         group_kinds=dict(queries.conn.execute("SELECT run_group_id, kind FROM run_groups")),
+        include=tuple(include),
+        exclude=tuple(exclude),
     )
