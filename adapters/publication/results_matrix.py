@@ -175,6 +175,9 @@ def gate_findings(
         for item in checks.evaluate(pub, name, tolerance):
             gate, benchmark, agent = _target(name, item)
             value = str(item.get("value") or "")
+            where = item.get("path")
+            if isinstance(where, str) and where.startswith("$.") and value:
+                value = f"{where}={value}"  # a publishability finding: where in the row
             detail = f"{gate}/{item.get('reason')}" + (f": {value}" if value else "")
             out.setdefault((benchmark, agent), []).append(Reason(GATE_FINDING, detail))
     return out
