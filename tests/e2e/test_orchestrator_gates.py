@@ -8,8 +8,9 @@ mock and sample markers, a failed, unscored or differently set-up row, an unsupp
 cell naming its required env, files that are no JSON object, no index.json) and each
 variant is checked, with and without benchmark filters, by the orchestrator's
 validators (imported from a private copy of its code, in a child process) and by
-benchledger's. benchledger's findings not labelled `extra` must equal the orchestrator's:
-the same reasons, counts, scopes, values and order.
+benchledger's; so is the ledger the whole folder was imported into (`gate NAME`).
+benchledger's findings not labelled `extra` must equal the orchestrator's: the same
+reasons, counts, scopes, values and order.
 """
 
 from __future__ import annotations
@@ -226,12 +227,21 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     assert child.returncode == 0, child.stderr[-3000:]
     theirs = json.loads(child.stdout)
     db = root / "ledger.db"
+    # The ledger the parity script imported the whole results folder into: `gate NAME`
+    # over it is checked against the orchestrator's validators on the folder's latest/.
+    imported = root / "imported.db"
+    shutil.copy2(out / "ledger.db", imported)
+    for job in [j for j in jobs if j["variant"] == "as_written"]:
+        jobs.append(job | {"variant": "imported_ledger", "db": str(imported)})
+        theirs.append(theirs[jobs.index(job)])
     for job, their in zip(jobs, theirs, strict=True):
         args = [f"validate-latest-{job['gate']}", "--latest-dir", job["dir"], "--json"]
+        if "db" in job:
+            args = ["gate", job["gate"], "--json"]
         args += ["--include-benchmarks", ",".join(job["include"])] if job["include"] else []
         args += ["--exclude-benchmarks", ",".join(job["exclude"])] if job["exclude"] else []
         args += ["--skip-runtime-gates"] if job["gate"] == "readiness" else []
-        result = CliRunner().invoke(cli, ["--db", str(db), *args])
+        result = CliRunner().invoke(cli, ["--db", job.get("db", str(db)), *args])
         assert result.exit_code in (0, 1), (job, result.stderr, result.exception)
         job.update(theirs=their, ours=json.loads(result.stdout), exit_code=result.exit_code)
     return jobs
@@ -239,6 +249,16 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
 
 def described(job: dict[str, Any]) -> str:
     return f"{job['variant']} {job['gate']} include={job['include']} exclude={job['exclude']}"
+
+
+def as_ledger(item: dict[str, Any], directory: str) -> dict[str, Any]:
+    """An orchestrator finding naming its directory, as one over the ledger names it."""
+    out = dict(item)
+    if out.get("file") == directory:
+        out["file"] = "latest"
+    if str(out.get("scope", "")).startswith(f"publishability:{directory}"):
+        out["scope"] = out["scope"].replace(directory, "latest", 1)
+    return out
 
 
 def identities(gate: str, findings: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -282,15 +302,27 @@ class TestTheSameDirectory:
             gate = job["gate"]
             ours = [f for f in job["ours"]["findings"] if not f["extra"]]
             theirs = job["theirs"]["findings"]
+            if job["variant"] == "imported_ledger":  # no directory: the ledger's latest rows
+                theirs = [as_ledger(f, job["dir"]) for f in theirs]
             assert Counter(f["reason"] for f in ours) == Counter(f["reason"] for f in theirs), (
                 described(job)
             )
             assert identities(gate, ours) == identities(gate, theirs), described(job)
 
+    def test_the_ledger_that_imported_the_folder_is_checked_too(
+        self, reports: list[dict[str, Any]]
+    ) -> None:
+        over_ledger = [job for job in reports if job["variant"] == "imported_ledger"]
+        assert len(over_ledger) == len(GATES) * 4
+        assert any(job["theirs"]["findings"] for job in over_ledger)
+
     def test_the_report_carries_the_orchestrators_keys_and_values(
         self, reports: list[dict[str, Any]]
     ) -> None:
         for job in reports:
+            if job["variant"] == "imported_ledger":
+                assert job["ours"]["latest_dir"] is None  # no directory was read
+                continue
             for key in (*REPORT_KEYS[job["gate"]], "ok", "findings"):
                 assert key in job["ours"], (described(job), key)
             for key in REPORT_KEYS[job["gate"]]:
