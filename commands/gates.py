@@ -24,7 +24,8 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 tolerance_option = click.option(
     "--tolerance",
     type=float,
-    help="Score tolerance (comparability and readiness 0.08, calibration 1e-6)",
+    help="Score tolerance of benchledger's extra score-spread check (comparability and "
+    "readiness 0.08) and of calibration (1e-6)",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Output JSON")
 GATE_NAMES = (*checks.GATES, checks.RUNTIME)
@@ -108,16 +109,27 @@ def evaluate(
         emit(verdicts, fmt)
     else:
         for verdict in verdicts:
-            state = "ok" if verdict["ok"] else f"{len(verdict['findings'])} findings"
-            where = f" in {latest_dir}" if latest_dir is not None else ""
-            click.echo(
-                f"{verdict['gate']}: {state}{where} at position {verdict['position']} "
-                f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
-            )
-            if verdict["findings"]:
-                emit(verdict["findings"], None, columns=["scope", "reason", "value"])
+            _print_verdict(verdict, latest_dir)
     if fail_on_findings and not all(v["ok"] for v in verdicts):
         raise SystemExit(1)
+
+
+def _print_verdict(verdict: dict[str, Any], latest_dir: Path | None) -> None:
+    """A verdict as a table: the orchestrator's findings first, then benchledger's own,
+    marked `extra` (the summary counts them apart)."""
+    findings = verdict["findings"]
+    theirs, ours = checks.counts(findings)
+    state = "ok" if verdict["ok"] else f"{theirs} findings" + (f" + {ours} extra" if ours else "")
+    where = f" in {latest_dir}" if latest_dir is not None else ""
+    click.echo(
+        f"{verdict['gate']}: {state}{where} at position {verdict['position']} "
+        f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
+    )
+    if findings:
+        ordered = sorted(findings, key=lambda f: bool(f.get("extra")))
+        rows = [{**f, "extra": "extra" if f.get("extra") else ""} for f in ordered]
+        columns = ["scope", "reason", "value", *(["extra"] if ours else [])]
+        emit(rows, None, columns=columns)
 
 
 def _runtime(
@@ -213,10 +225,14 @@ def gate(
 
     publishability: each latest row succeeded, has a finite score and no demo,
     mock or sample marker; every benchmark and agent has a publishable row.
-    comparability: agents of a benchmark share a comparison signature and their
-    scores agree within --tolerance. readiness: the matrix is complete, plus
-    both of those, plus the runtime gates of the registry's benchmarks in scope
-    (unless --skip-runtime-gates; none without a registry file). calibration:
+    comparability: the required agents of a benchmark all have a row, succeeded,
+    scored, with one comparison signature (and scores within --tolerance).
+    readiness: the matrix contract is complete (every cell not succeeded is
+    named, an unsupported one too), plus both of those, plus the runtime gates
+    of the registry's benchmarks in scope (unless --skip-runtime-gates; none
+    without a registry file). Findings are named and counted as the
+    orchestrator's validators name them; benchledger's own checks are marked
+    extra (docs/gates.md). calibration:
     the perfect/wrong/half baselines score 1, 0 and 0.5, and real scores are
     not all 0, all 1 or all equal. A benchmark's required agents are its
     declared (or derived) ones, else every agent with a row.
@@ -227,10 +243,12 @@ def gate(
 
     --latest-dir DIR checks a latest/ directory on disk instead of the ledger,
     with the same checks: its rows (*.json), its index.json's matrix_contract
-    (without one, readiness finds missing_matrix_contract) and, for a directory
-    named latest, its siblings quarantine/ and baselines/. A file that is no
-    row is an error naming the file and field. Verdicts are recorded at the
-    ledger's position, with the directory and a digest of its files.
+    (without one, readiness finds missing_matrix_contract; with one, readiness
+    reads its cells as stated) and, for a directory named latest, its siblings
+    quarantine/ and baselines/. A latest file that is no JSON object is a
+    finding (invalid_json, non_object_json); another that is no row is an error
+    naming the file and field. Verdicts are recorded at the ledger's position,
+    with the directory and a digest of its files.
 
     \b
     Example:

@@ -69,10 +69,8 @@ class LatestExport:
         self.queries = queries
         self.root = root
         self.paths = PathScrubber(root)
-        tables = (publication.latest, publication.quarantine, publication.baselines)
-        picked = [row["run_id"] for rows in tables for row in rows.values()]
         # The orchestrator's rows of the picks imported from it, by ledger run id.
-        self.sources = source_rows(queries.conn, picked)
+        self.sources = publication.sources()
 
     def run(self) -> ExportReceipt:
         view = self.view

@@ -11,8 +11,11 @@ harnesses; its `demo_data` the rows that are demo data). A directory named `late
 files it.
 
 What is on disk is taken as it is: every row in latest/ is a latest row, whatever it
-says of itself; the gates then say what is wrong with it. A file that cannot be read
-as a row is an error naming the file and the field.
+says of itself; the gates then say what is wrong with it. A latest/ file that is no
+JSON, or no JSON object, is a publishability finding (`invalid_json`,
+`non_object_json`), as in the orchestrator's validators; any other file that cannot be
+read as a row is an error naming the file and the field. The index's matrix contract is
+kept as stated: the readiness gate reads its cells and counters as they are written.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.adapters.publication import code_agent_contract
-from benchledger.adapters.publication.publication import Key, Publication
+from benchledger.adapters.publication.publication import Key, Publication, PublishedFile
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.matrix import CANONICAL_HARNESSES, AgentRules, rules_from_matrix_contract
 from benchledger.domain.publication import DEMO_GROUP_KIND, is_synthetic
@@ -91,6 +94,7 @@ def load(
     baselines: dict[Key, dict[str, Any]] = {}
     group_kinds: dict[str, str] = {}
     where: dict[tuple[str, Key], Path] = {}
+    read: list[PublishedFile] = []
     folders = [("latest", directory)]
     if directory.name == "latest":
         folders += [(name, directory.parent / name) for name in SIBLINGS]
@@ -105,7 +109,17 @@ def load(
             files += 1
             digest.update(f"{table}/{path.name}\0{len(data)}\0".encode())
             digest.update(data)
-            row = _row(path, data, table)
+            if table == "latest":
+                published = _published(path, data)
+                read.append(published)
+                if published.error is not None:
+                    continue  # a publishability finding, as the orchestrator's
+                payload = published.payload
+            else:
+                payload = _json(path, data)
+            row = _row(path, payload, table)
+            if table == "latest":
+                read[-1] = replace(read[-1], key=(row["benchmark"], row["agent"]))
             key = (row["benchmark"], row["agent"])
             if not keep(key[0]):
                 continue
@@ -121,16 +135,20 @@ def load(
             target[key], where[(kind, key)] = row, path
             if row.get("demo_data") is True and target is latest:
                 group_kinds[str(row.get("run_group_id"))] = DEMO_GROUP_KIND
-    index, findings = _index(directory / INDEX, digest)
+    index = _index(directory / INDEX, digest)
     files += (directory / INDEX).is_file()
     contract = index.get("matrix_contract")
     rules = _rules(contract) if isinstance(contract, dict) else {}
     listed = contract.get("benchmarks") if isinstance(contract, dict) else None
     registered = {str(b) for b in listed} if isinstance(listed, dict) else set()
-    # A benchmark the contract does not state (or a directory without one) needs a row of
-    # each real harness, as the orchestrator's validators require: never of an agent that
-    # only happens to have a row there (a mock, a calibration baseline).
-    for benchmark, _ in (*latest, *quarantine):
+    stated = None
+    if isinstance(contract, dict):
+        stated = {**contract, "benchmarks": {b: e for b, e in (listed or {}).items() if keep(b)}}
+    # A benchmark the contract does not state (or a directory without one), or whose
+    # entry states no cells, needs a row of each real harness, as the orchestrator's
+    # validators require: never of an agent that only happens to have a row there (a
+    # mock, a calibration baseline).
+    for benchmark in (*(b for b, _ in (*latest, *quarantine)), *registered):
         if benchmark not in rules:
             rules[benchmark] = AgentRules(required=CANONICAL_HARNESSES, source=UNSTATED)
     for name in index.get("demo_data") or []:
@@ -149,8 +167,13 @@ def load(
         registered=frozenset(b for b in registered if keep(b)),
         rules={b: r for b, r in rules.items() if keep(b)},
         group_kinds=group_kinds,
+        include=tuple(include),
+        exclude=tuple(exclude),
+        latest_dir=str(directory),
+        files=tuple(read),
+        stated_contract=stated,
     )
-    return LatestDir(publication, findings, files, digest.hexdigest(), index)
+    return LatestDir(publication, [], files, digest.hexdigest(), index)
 
 
 def _rules(contract: dict[str, Any]) -> dict[str, AgentRules]:
@@ -177,9 +200,24 @@ def _json(path: Path, data: bytes) -> Any:
         raise InputFormatError(str(path), f"invalid JSON: {e.msg}", line=e.lineno) from None
 
 
-def _row(path: Path, data: bytes, table: str) -> dict[str, Any]:
+def _published(path: Path, data: bytes) -> PublishedFile:
+    """A latest/ file as the publishability gate reads it: invalid JSON and a JSON value
+    that is no object are its findings (as the orchestrator's), not errors."""
+    try:
+        payload = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputFormatError(
+            str(path), f"not UTF-8 text ({e.reason} at byte {e.start})"
+        ) from None
+    except json.JSONDecodeError as e:
+        return PublishedFile(path.name, str(e), error="invalid_json", full_path=path)
+    if not isinstance(payload, dict):
+        return PublishedFile(path.name, payload, error="non_object_json", full_path=path)
+    return PublishedFile(path.name, payload, full_path=path)
+
+
+def _row(path: Path, payload: Any, table: str) -> dict[str, Any]:
     """One row file as the gates read a row (the ledger's column names)."""
-    payload = _json(path, data)
     if not isinstance(payload, dict):
         raise InputFormatError(str(path), "a latest row must be a JSON object")
     if code_agent_contract.is_code_agent_row(payload, path.name):
@@ -203,6 +241,7 @@ def _row(path: Path, data: bytes, table: str) -> dict[str, Any]:
         "agent": agent,
         "run_id": payload["run_id"],
         "run_group_id": payload.get("run_group_id"),
+        "benchmark_directory": payload.get("benchmark_directory"),
         "signature": payload.get("signature"),
         "comparison_signature": payload.get("comparison_signature"),
         "status": payload.get("status"),
@@ -223,16 +262,10 @@ def _row(path: Path, data: bytes, table: str) -> dict[str, Any]:
     }
 
 
-def _index(path: Path, digest: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """index.json (or {}), and what its absence or lack of a matrix contract means."""
+def _index(path: Path, digest: Any) -> dict[str, Any]:
+    """index.json, or {} without one (readiness then finds `missing_matrix_contract`)."""
     if not path.is_file():
-        return {}, [
-            {
-                "scope": "matrix_contract",
-                "reason": "missing_matrix_contract",
-                "value": f"no {INDEX} in {path.parent.name}/",
-            }
-        ]
+        return {}
     data = path.read_bytes()
     digest.update(f"latest/{INDEX}\0{len(data)}\0".encode())
     digest.update(data)
@@ -240,20 +273,12 @@ def _index(path: Path, digest: Any) -> tuple[dict[str, Any], list[dict[str, Any]
     if not isinstance(index, dict):
         raise InputFormatError(str(path), "the index must be a JSON object")
     contract = index.get("matrix_contract")
-    if contract is None:
-        return index, [
-            {
-                "scope": "matrix_contract",
-                "reason": "missing_matrix_contract",
-                "value": f"{INDEX} has no matrix_contract object",
-            }
-        ]
-    if not isinstance(contract, dict):
+    if contract is not None and not isinstance(contract, dict):
         raise InputFormatError(str(path), "must be an object", field="matrix_contract")
-    benchmarks = contract.get("benchmarks")
+    benchmarks = (contract or {}).get("benchmarks")
     if benchmarks is not None and not isinstance(benchmarks, dict):
         raise InputFormatError(str(path), "must be an object", field="matrix_contract.benchmarks")
     demo = index.get("demo_data")
     if demo is not None and not isinstance(demo, list):
         raise InputFormatError(str(path), "must be a list of benchmark::agent", field="demo_data")
-    return index, []
+    return index

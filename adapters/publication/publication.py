@@ -5,11 +5,14 @@ replayed with --as-of)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache, partial
+from pathlib import Path
 from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
+from benchledger.adapters.publication.source_rows import source_rows
 from benchledger.domain.matrix import NOT_HARNESSES, AgentRules, matrix_contract
 from benchledger.domain.publication import group_marker, high_score_delta
 
@@ -20,6 +23,18 @@ Key = tuple[str, str]
 Selection = Literal["cohort", "newest"]
 SELECTIONS: tuple[Selection, ...] = ("cohort", "newest")
 TABLE_OF: dict[Selection, str] = {"cohort": "latest", "newest": "latest_per_agent"}
+
+
+@dataclass(frozen=True)
+class PublishedFile:
+    """One latest/ file as a gate reads it: its name and JSON payload, or `error`
+    (`invalid_json`, the payload then the parser's message; `non_object_json`)."""
+
+    name: str
+    payload: Any
+    error: str | None = None
+    key: Key | None = None
+    full_path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,37 @@ class Publication:
     selection: Selection = "cohort"
     # Each run group's kind (`run`, `import`, `demo`, `source`), by run group id.
     group_kinds: dict[str, str] = field(default_factory=dict)
+    # The benchmark filters (--include-benchmarks / --exclude-benchmarks) of the scope.
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    # A latest/ directory read from disk: where, its files as they are (the ledger's
+    # are its latest rows as export-latest writes them: None), and its index's
+    # matrix_contract as stated (None: it states none), its benchmarks filtered.
+    latest_dir: str | None = None
+    files: tuple[PublishedFile, ...] | None = None
+    stated_contract: dict[str, Any] | None = None
+    # The orchestrator's own rows of the picks imported from it, by ledger run id
+    # (`source_rows`), read when an export or a gate first asks for them.
+    sources: Callable[[], dict[str, dict[str, Any]]] = lambda: {}
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def selects(self, benchmark: str) -> bool:
+        return (not self.include or benchmark in self.include) and benchmark not in self.exclude
+
+    @property
+    def checked_files(self) -> int:
+        """The latest/ files a publishability check reads (the orchestrator's count)."""
+        return len(self.files) if self.files is not None else len(self.latest)
+
+    def contract(self) -> dict[str, Any] | None:
+        """The matrix contract the readiness gate reads: a directory's as its index.json
+        states it (None without one), the ledger's as computed now."""
+        if self.latest_dir is not None:
+            return self.stated_contract
+        return self.matrix()
 
     def group_marker(self, row: dict[str, Any]) -> str | None:
         """`demo_data` for a row of a run recorded in the demo's run group, else None."""
@@ -131,19 +177,25 @@ def load(
 
     position, head = queries.head()
     benchmarks = queries.benchmarks()
+    latest = keyed(TABLE_OF[selection])
+    quarantine, baselines = keyed("quarantine"), keyed("baselines")
+    picked = [row["run_id"] for rows in (latest, quarantine, baselines) for row in rows.values()]
     times = queries.conn.execute(
         "SELECT max(time) FROM events WHERE position <= ?", (position,)
     ).fetchone()
     return Publication(
         position=position,
         head_sha256=head,
-        latest=keyed(TABLE_OF[selection]),
-        quarantine=keyed("quarantine"),
-        baselines=keyed("baselines"),
+        latest=latest,
+        quarantine=quarantine,
+        baselines=baselines,
         benchmarks={b["benchmark"]: b for b in benchmarks},
         generated_at=times[0] if times else None,
         registered=frozenset(b["benchmark"] for b in benchmarks if keep(b["benchmark"])),
         rules={b: r for b, r in rules(queries).items() if keep(b)},
         selection=selection,
         group_kinds=dict(queries.conn.execute("SELECT run_group_id, kind FROM run_groups")),
+        include=tuple(include),
+        exclude=tuple(exclude),
+        sources=cache(partial(source_rows, queries.conn, picked)),
     )

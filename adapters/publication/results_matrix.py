@@ -149,11 +149,16 @@ def coverage(reviews: Sequence[RecordedReview], benchmark: str) -> RecordedRevie
     return Reason(NOT_REVIEWED, detail)
 
 
-def _target(gate: str, scope: str) -> tuple[str, str, str | None]:
-    """(gate, benchmark, agent or None for the whole benchmark) a finding is about."""
+def _target(gate: str, item: dict[str, Any]) -> tuple[str, str, str | None]:
+    """(gate, benchmark, agent or None for the whole benchmark) a finding is about: the
+    one it names (a publishability finding's scope is a file and a JSON path), else the
+    one its scope names."""
+    scope = str(item.get("scope", ""))
     for prefix in PREFIXED_GATES:
         if scope.startswith(prefix + ":"):
             gate, scope = prefix, scope[len(prefix) + 1 :]
+    if isinstance(item.get("benchmark_id"), str) and isinstance(item.get("agent"), str):
+        return gate, item["benchmark_id"], item["agent"]
     benchmark, separator, agent = scope.partition("::")
     whole = not separator or gate in WHOLE_BENCHMARK_GATES
     return gate, benchmark, None if whole else agent
@@ -168,8 +173,11 @@ def gate_findings(
     out: dict[tuple[str, str | None], list[Reason]] = {}
     for name in names:
         for item in checks.evaluate(pub, name, tolerance):
-            gate, benchmark, agent = _target(name, str(item.get("scope", "")))
+            gate, benchmark, agent = _target(name, item)
             value = str(item.get("value") or "")
+            where = item.get("path")
+            if isinstance(where, str) and where.startswith("$.") and value:
+                value = f"{where}={value}"  # a publishability finding: where in the row
             detail = f"{gate}/{item.get('reason')}" + (f": {value}" if value else "")
             out.setdefault((benchmark, agent), []).append(Reason(GATE_FINDING, detail))
     return out

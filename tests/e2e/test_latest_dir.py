@@ -215,12 +215,12 @@ class TestADirectoryOnDisk:
             row("gaia", "hermes", demo_data=True, run_group_id="rg-3"),
         )
         found = verdict(invoke, "publishability", "--latest-dir", str(directory))
-        assert [(f["scope"], f["reason"]) for f in found["findings"]] == [
-            ("bfcl::eliza", "sample_dataset_source"),
-            ("bfcl::hermes", "truthy_non_real_flag"),
-            ("gaia::eliza", "latest_row_not_succeeded"),
-            ("gaia::eliza", "latest_row_missing_numeric_score"),
-            ("gaia::hermes", "demo_data"),
+        assert [(f["scope"], f["reason"], f["extra"]) for f in found["findings"]] == [
+            ("bfcl__eliza.json$.metrics.dataset_source", "sample_dataset_source", False),
+            ("bfcl__hermes.json$.extra_config.opts.demo_mode", "truthy_non_real_flag", False),
+            ("gaia__eliza.json$.status", "latest_row_not_succeeded", False),
+            ("gaia__eliza.json$.score", "latest_row_missing_numeric_score", False),
+            ("gaia::hermes", "demo_data", True),
         ]
 
     def test_without_an_index_readiness_finds_no_matrix_contract(
@@ -231,10 +231,14 @@ class TestADirectoryOnDisk:
         ready = verdict(invoke, "readiness", "--latest-dir", str(directory))
         # Without a contract each real harness is required, as the orchestrator's
         # validators require them.
+        # Without a contract there are no cells to report, as in the orchestrator's.
         assert [(f["scope"], f["reason"], f["value"]) for f in ready["findings"]] == [
-            ("bfcl::openclaw", "missing", "missing"),
+            (
+                "matrix_contract",
+                "missing_matrix_contract",
+                "latest/index.json has no matrix_contract object",
+            ),
             ("comparability:bfcl", "missing_required_latest_rows", "openclaw"),
-            ("matrix_contract", "missing_matrix_contract", "no index.json in latest/"),
         ]
 
     def test_without_a_contract_an_agent_with_a_row_is_not_required(
@@ -245,7 +249,7 @@ class TestADirectoryOnDisk:
         ready = verdict(invoke, "readiness", "--latest-dir", str(directory))
         found = [(f["scope"], f["reason"], f["value"]) for f in ready["findings"]]
         assert ("publishability:gaia::mock", "non_real_agent_label", "agent=mock") in found
-        assert ("comparability:gaia", "missing_required_latest_rows", "hermes,openclaw") in found
+        assert ("comparability:gaia", "missing_required_latest_rows", "hermes, openclaw") in found
         assert not [f for f in found if f[0].startswith("comparability:bfcl")]
         assert not [f for f in found if f[0].endswith("::mock") and f[1] == "missing"]
 
@@ -261,9 +265,11 @@ class TestADirectoryOnDisk:
             invoke, "comparability", "--latest-dir", str(directory), "--exclude-benchmarks", "bfcl"
         )["findings"] == [
             {
-                "scope": "benchmarks",
+                "scope": ".",
                 "reason": "no_selected_benchmarks",
-                "value": "0 benchmarks in scope",
+                "value": "filters excluded every benchmark",
+                "extra": False,
+                "benchmark_id": ".",
             }
         ]
 
@@ -287,8 +293,6 @@ class TestBadFiles:
     @pytest.mark.parametrize(
         ("content", "message"),
         [
-            ("{not json", "invalid JSON"),
-            ("[1, 2]", "a latest row must be a JSON object"),
             (json.dumps(row("bfcl", "")), "field 'agent': must be a non-empty string"),
             (
                 json.dumps(row("bfcl", "eliza", metrics=[1])),
@@ -315,6 +319,26 @@ class TestBadFiles:
         assert result.stderr.startswith(f"Error: {directory / 'row.json'}")
         assert message in result.stderr
         assert event_count(invoke) == before  # nothing recorded
+
+    @pytest.mark.parametrize(
+        ("content", "reason", "value"),
+        [
+            ("{not json", "invalid_json", "Expecting property name enclosed in double quotes"),
+            ("[1, 2]", "non_object_json", "[1, 2]"),
+        ],
+    )
+    def test_a_latest_file_that_is_no_json_object_is_a_finding_as_the_orchestrators(
+        self, invoke: Invoke, tmp_path: Path, content: str, reason: str, value: str
+    ) -> None:
+        directory = latest_dir(tmp_path, row("bfcl", "hermes"))
+        (directory / "row.json").write_text(content)
+        found = verdict(invoke, "publishability", "--latest-dir", str(directory))
+        [item] = found["findings"]
+        file = str(directory / "row.json") if reason == "invalid_json" else "row.json"
+        assert (item["file"], item["path"], item["reason"]) == (file, ".", reason)
+        assert item["value"].startswith(value) and found["checked_files"] == 2
+        ready = verdict(invoke, "readiness", "--latest-dir", str(directory))
+        assert f"publishability:{file}." in [f["scope"] for f in ready["findings"]]
 
     def test_two_rows_of_one_key_are_an_error_naming_both(
         self, invoke: Invoke, tmp_path: Path
@@ -355,8 +379,8 @@ class TestTheOrchestratorsOwnDirectory:
         reasons = {(f["scope"], f["reason"]) for f in found["findings"]}
         assert ("agentbench::mock", "non_real_agent_label") in reasons
         # As the file says: a failed row, an incompatible one, and no calibration row.
-        assert ("bfcl::eliza", "latest_row_not_succeeded") in reasons
-        assert ("action-calling::openclaw", "latest_row_not_succeeded") in reasons
+        assert ("bfcl__eliza.json$.status", "latest_row_not_succeeded") in reasons
+        assert ("action-calling__openclaw.json$.status", "latest_row_not_succeeded") in reasons
         assert not any("perfect_v1" in scope or "wrong_v1" in scope for scope, _ in reasons)
         ready = verdict(
             invoke, "readiness", "--latest-dir", str(tmp_path / "latest"), "--skip-runtime-gates"

@@ -577,21 +577,28 @@ class TestMatrixContract:
 
 
 class TestGatesReadTheRequiredAgents:
-    def test_an_incompatible_agent_blocks_no_gate(self, book: Book) -> None:
+    def test_an_incompatible_agent_blocks_only_readiness_as_the_orchestrators(
+        self, book: Book
+    ) -> None:
         book.run("eliza", 1, score=0.5)
         book.run("openclaw", 2, score=0.52)
         book.incompatible("hermes", 3, ["eliza", "openclaw"])
         pub = book.publication()
         assert gates.publishability(pub) == []
         assert gates.comparability(pub) == []
-        assert gates.readiness(pub) == []
+        # The orchestrator's readiness reports every cell that did not succeed, an
+        # unsupported one too, and the contract's unsupported_real_cells counter.
+        assert [(f["scope"], f["reason"]) for f in gates.readiness(pub)] == [
+            ("matrix_contract.summary", "unsupported_real_cells"),
+            (f"{pub.benchmark_ids[0]}::hermes", "unsupported"),
+        ]
 
     def test_a_missing_required_agent_is_a_comparability_finding(self, book: Book) -> None:
         book.require(*TRIO)
         book.run("eliza", 1)
         findings = gates.comparability(book.publication())
         assert [(f["reason"], f["value"]) for f in findings] == [
-            ("missing_required_latest_rows", "hermes,openclaw")
+            ("missing_required_latest_rows", "hermes, openclaw")
         ]
 
 
@@ -717,7 +724,15 @@ class TestAnImportedOrchestratorDatabase:
         assert entry["cells"]["hermes"]["required"] is False
         assert contract["status"] == "complete"
         assert set(index["latest"]) == {"bfcl::eliza", "bfcl::openclaw"}
-        invoke("gate", "readiness")
+        found = json.loads(invoke("gate", "readiness", "--json", expect=1).stdout)["findings"]
+        assert [(f["scope"], f["reason"], f["value"]) for f in found] == [
+            ("matrix_contract.summary", "unsupported_real_cells", "1"),
+            (
+                "bfcl::hermes",
+                "unsupported",
+                "harness 'hermes' not in adapter compatibility (eliza, openclaw)",
+            ),
+        ]
 
 
 class TestRebuild:

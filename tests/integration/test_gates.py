@@ -61,6 +61,14 @@ def gate(invoke: Invoke, *args: str, expect: int = 0) -> dict[str, Any]:
     return result
 
 
+ORCHESTRATOR_KEYS = {
+    "publishability": {"latest_dir", "checked_files"},
+    "comparability": {"latest_dir", "checked_benchmarks", "tolerance"},
+    "readiness": {"latest_dir", "tolerance"},
+    "calibration": set(),
+}
+
+
 def reasons(verdict: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f["scope"], f["reason"]) for f in verdict["findings"]]
 
@@ -93,11 +101,16 @@ class TestPublishability:
         add(run("bfcl", "eliza"), run("bfcl", "hermes", config={"use_sample_tasks": True}))
         verdict = gate(invoke, "publishability", expect=1)
         [item] = verdict["findings"]
-        assert (item["scope"], item["reason"], item["value"]) == (
-            "bfcl::hermes",
-            "truthy_non_real_flag",
-            "config.use_sample_tasks=True",
-        )
+        assert item == {
+            "scope": "bfcl__hermes.json$.extra_config.use_sample_tasks",
+            "reason": "truthy_non_real_flag",
+            "value": "true",
+            "extra": False,
+            "file": "bfcl__hermes.json",
+            "path": "$.extra_config.use_sample_tasks",
+            "benchmark_id": "bfcl",
+            "agent": "hermes",
+        }
 
     def test_a_key_with_only_a_sample_task_run_has_no_publishable_row(
         self, invoke: Invoke, add: Any
@@ -121,8 +134,21 @@ class TestPublishability:
     def test_filters_that_select_nothing_are_a_finding(self, invoke: Invoke, add: Any) -> None:
         add(run("bfcl", "eliza"))
         verdict = gate(invoke, "publishability", "--include-benchmarks", "gaia", expect=1)
-        assert reasons(verdict) == [("latest", "no_selected_latest_rows")]
+        assert [(f["file"], f["path"], f["reason"], f["value"]) for f in verdict["findings"]] == [
+            ("latest", ".", "no_selected_latest_rows", "filters excluded every latest row")
+        ]
         assert gate(invoke, "publishability", "--exclude-benchmarks", "gaia")["ok"] is True
+
+    def test_a_ledger_without_latest_rows_is_an_extra_finding(
+        self, invoke: Invoke, db: Path
+    ) -> None:
+        create_empty_ledger(db)
+        [item] = gate(invoke, "publishability", expect=1)["findings"]
+        assert (item["scope"], item["reason"], item["extra"]) == (
+            "latest",
+            "no_selected_latest_rows",
+            True,
+        )
 
     def test_rechecks_latest_rows_the_projection_should_already_have_kept_out(self) -> None:
         def row(agent: str, **fields: Any) -> dict[str, Any]:
@@ -145,12 +171,18 @@ class TestPublishability:
         )
         found = [(f["scope"], f["reason"], f["value"]) for f in gates.publishability(pub)]
         assert found[:3] == [
-            ("bfcl::a", "latest_row_not_succeeded", "failed"),
-            ("bfcl::b", "latest_row_missing_numeric_score", "nan"),
-            ("bfcl::c", "sample_dataset_source", "config.opts.dataset_source='sample'"),
+            ("bfcl__a.json$.status", "latest_row_not_succeeded", '"failed"'),
+            ("bfcl__b.json$.score", "latest_row_missing_numeric_score", "null"),
+            (
+                "bfcl__c.json$.extra_config.opts.dataset_source",
+                "sample_dataset_source",
+                '"sample"',
+            ),
         ]
-        assert found[3][:2] == ("bfcl::d", "non_real_text_marker:mock run")
-        assert found[3][2].startswith("metrics.note='xxx") and len(found[3][2]) == 180
+        assert found[3][:2] == ("bfcl__d.json$.metrics.note", "non_real_text_marker:mock run")
+        assert found[3][2].startswith('"xxx') and found[3][2].endswith("...")
+        assert len(found[3][2]) == 180
+        assert len(found) == 4  # the metrics note is copied into no other field
 
 
 class TestComparability:
@@ -172,9 +204,11 @@ class TestComparability:
             run("bfcl", "hermes", 0.9, config={"limit": 20}),
         )
         [item] = gate(invoke, "comparability", expect=1)["findings"]
-        assert item["reason"] == "mixed_comparison_signatures"
-        eliza, hermes = item["value"].split(",")
-        assert eliza.startswith("eliza=") and hermes.startswith("hermes=") and eliza != hermes
+        assert (item["reason"], item["extra"]) == ("mixed_comparison_signatures", False)
+        value = json.loads(item["value"])
+        assert list(value) == ["derived_input_config", "recorded"]  # as the orchestrator's
+        assert value["recorded"]["eliza"] != value["recorded"]["hermes"]
+        assert value["derived_input_config"] == value["recorded"]
 
     def test_an_agent_seen_elsewhere_but_missing_here_is_a_finding(
         self, invoke: Invoke, add: Any
@@ -203,10 +237,14 @@ class TestReadiness:
         )
         verdict = gate(invoke, "readiness", expect=1)
         assert [(f["scope"], f["reason"], f["value"]) for f in verdict["findings"]] == [
+            ("matrix_contract", "matrix_contract_incomplete", "incomplete"),
+            ("matrix_contract.summary", "failed_required_real_cells", "1"),
             ("gaia::hermes", "failed", "failed"),
             ("publishability:gaia::hermes", "no_publishable_row", "unsucceeded_run"),
             ("comparability:gaia", "missing_required_latest_rows", "hermes"),
         ]
+        assert [f["extra"] for f in verdict["findings"]] == [False, False, False, True, False]
+        assert all(f["metadata"] is None for f in verdict["findings"])
         assert gate(invoke, "readiness", "--include-benchmarks", "bfcl")["ok"] is True
 
 
@@ -339,14 +377,10 @@ class TestCommandLine:
         ):
             flags = ("--fail-on-suspicious",) if name == "calibration-report" else ()
             verdict = json.loads(invoke(name, "--json", *flags, expect=code).stdout)
-            assert set(verdict) == {
-                "gate",
-                "ok",
-                "findings",
-                "position",
-                "head_sha256",
-                "verdict_id",
-            }
+            recorded = {"gate", "ok", "findings", "position", "head_sha256", "verdict_id"}
+            # The orchestrator's report keys of the same validator (no directory: null).
+            assert set(verdict) == recorded | ORCHESTRATOR_KEYS[gate_name]
+            assert verdict.get("latest_dir") is None
             assert verdict["gate"] == gate_name and verdict["ok"] is (code == 0)
 
     def test_calibration_report_exits_0_on_findings_unless_asked_to_fail(
@@ -365,10 +399,22 @@ class TestCommandLine:
     def test_findings_print_as_a_table_and_exit_1(self, invoke: Invoke, add: Any) -> None:
         add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
         out = invoke("gate", "comparability", expect=1).stdout.splitlines()
-        assert out[0].startswith("comparability: 1 findings at position ")
-        assert out[1].split() == ["scope", "reason", "value"]
+        assert out[0].startswith("comparability: 0 findings + 1 extra at position ")
+        assert out[1].split() == ["scope", "reason", "value", "extra"]
         assert out[3].split()[:2] == ["bfcl", "score_spread_exceeds_tolerance"]
+        assert out[3].split()[-1] == "extra"
         assert invoke("gate", "publishability").stdout.startswith("publishability: ok at ")
+
+    def test_the_table_lists_the_orchestrators_findings_before_the_extra_ones(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7), run("gaia", "eliza"))
+        out = invoke("gate", "comparability", expect=1).stdout.splitlines()
+        assert out[0].startswith("comparability: 1 findings + 1 extra at position ")
+        assert out[3].split()[:2] == ["gaia", "missing_required_latest_rows"]
+        assert out[3].split()[-1] != "extra"
+        assert out[4].split()[1] == "score_spread_exceeds_tolerance"
+        assert out[4].split()[-1] == "extra"
 
     def test_an_unknown_gate_or_a_missing_name_is_a_usage_error(self, invoke: Invoke) -> None:
         assert "'nonsense' is not one of" in invoke("gate", "nonsense", expect=2).stderr

@@ -148,8 +148,16 @@ class TestSelection:
         assert [r["run_id"] for r in latest(invoke)] == [run]
         assert latest(invoke, "--quarantine") == []
         verdict = json.loads(invoke("gate", "publishability", "--json", expect=1).stdout)
-        assert [(f["reason"], f["value"]) for f in verdict["findings"]] == [
-            ("truthy_non_real_flag", "config.sample=5")
+        # Every marker where it sits, as the orchestrator's gate names them.
+        assert sorted((f["path"], f["reason"], f["value"]) for f in verdict["findings"]) == [
+            ("$.error", "non_real_text_marker:mock run", '"mock runtime was used"'),
+            ("$.extra_config.sample", "truthy_non_real_flag", "5"),
+            ("$.extra_config.use_sample_tasks", "truthy_non_real_flag", "true"),
+            (
+                "$.metrics.note",
+                "non_real_text_marker:bundled smoke",
+                '"Ran the bundled smoke suite"',
+            ),
         ]
 
     def test_an_invalidated_latest_falls_back_to_the_previous_good_run(

@@ -115,7 +115,7 @@ class TestReasons:
         assert got.text == "not-run (gate finding)"
         [reason] = got.reasons
         assert reason.kind == "gate finding" and reason.detail.startswith("publishability/")
-        assert "config.mock=True" in reason.detail
+        assert reason.detail == "publishability/truthy_non_real_flag: $.extra_config.mock=true"
 
     def test_an_agent_that_cannot_run_the_benchmark_reads_unsupported(self) -> None:
         contract = {"state": "unsupported", "reason": "no tool calling"}
@@ -135,7 +135,7 @@ class TestGateFindingTargets:
         pub = publication(
             {
                 ("bfcl", "eliza"): row("bfcl", "eliza", 0.9),
-                ("bfcl", "hermes"): row("bfcl", "hermes", 0.1, config={"demo": True}),
+                ("bfcl", "hermes"): row("bfcl", "hermes", 0.1, metrics={"demo": True}),
             }
         )
         found = gate_findings(pub, None)
@@ -143,7 +143,7 @@ class TestGateFindingTargets:
             "comparability/score_spread_exceeds_tolerance"
         ]
         assert [str(r) for r in found[("bfcl", "hermes")]] == [
-            "gate finding: publishability/truthy_non_real_flag: config.demo=True"
+            "gate finding: publishability/truthy_non_real_flag: $.metrics.demo=true"
         ]
         assert ("bfcl", "eliza") not in found
 

@@ -1,0 +1,214 @@
+"""The publishability gate: each published latest row, scanned as the orchestrator's
+`validate-latest-publishability` scans a latest/ file, plus benchledger's extra checks.
+
+What is scanned is the row as published: a directory's file as it is on disk, a ledger
+row as `export-latest` would write it, so a ledger and its export give the same findings.
+The orchestrator's findings name the file and the JSON path (`$.extra_config.sample`);
+every marker is reported where it sits, not only the first of a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+from benchledger.adapters.publication.export_files import file_names
+from benchledger.adapters.publication.gate_findings import (
+    Finding,
+    finding,
+    finite,
+    named,
+    short_value,
+)
+from benchledger.adapters.publication.publication import Publication, PublishedFile
+from benchledger.domain.publication import (
+    NON_REAL_FLAGS,
+    WARNING_MARKERS,
+    agent_marker,
+    identity_marker,
+)
+
+# The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
+TEXT_MARKERS_IN_ORDER = (
+    "bundled smoke",
+    "demo mode",
+    "dry run",
+    "fixture dataset",
+    "larp",
+    "mock run",
+    "mock runtime",
+    "oracle mode",
+    "sample task set",
+    "sample_task_set",
+    "smoke task",
+    "stub runtime",
+    "synthetic dataset",
+    "using sample task",
+)
+_FALSY: tuple[Any, ...] = (False, None, "", 0, [], {})
+
+
+def published_files(pub: Publication) -> list[PublishedFile]:
+    """The latest/ files the gate reads: a directory's own, or the ledger's latest rows as
+    `export-latest` writes them (under the same file names)."""
+    if pub.files is not None:
+        return list(pub.files)
+    from benchledger.adapters.publication.exports import LatestExport
+    from benchledger.adapters.publication.queries import Queries
+
+    # Writing one row's payload reads the publication only, never the queries.
+    exporter = LatestExport(pub, cast(Queries, None), Path("latest"))
+    names = file_names(sorted(pub.latest))
+    return [
+        PublishedFile(names[key], exporter.row_payload("latest", row), key=key)
+        for key, row in sorted(pub.latest.items(), key=lambda item: names[item[0]])
+    ]
+
+
+def publishability(pub: Publication) -> list[Finding]:
+    """The orchestrator's findings per latest file, then benchledger's extra ones."""
+    out: list[Finding] = []
+    selected = 0
+    for published in published_files(pub):
+        if published.error is not None:
+            out.append(_file_finding(published))
+            continue
+        payload = published.payload
+        assert isinstance(payload, dict)
+        if not pub.selects(str(payload.get("benchmark_id") or "").strip()):
+            continue
+        selected += 1
+        where = _where(published)
+        for path, reason, value in (*_row_contract(payload), *scan(payload)):
+            out.append(located(published.name, path, reason, value, **where))
+    if pub.filtered and selected == 0:
+        directory = pub.latest_dir or "latest"
+        out.append(located(directory, ".", "no_selected_latest_rows", FILTERED_OUT))
+
+    return out + extra_publishability(pub)
+
+
+FILTERED_OUT = "filters excluded every latest row"
+
+
+def located(file: str, path: str, reason: str, value: str, **detail: Any) -> Finding:
+    """An orchestrator finding in a file at a JSON path; its scope is where it sits."""
+    return named(f"{file}{path}", reason, value, file=file, path=path, **detail)
+
+
+def _where(published: PublishedFile) -> dict[str, Any]:
+    """The benchmark and agent a file's findings are about, where it is a row."""
+    if published.key is None:
+        return {}
+    return {"benchmark_id": published.key[0], "agent": published.key[1]}
+
+
+def _file_finding(published: PublishedFile) -> Finding:
+    """A latest/ file that is no JSON object: the orchestrator names it by its full path
+    when it is no JSON at all."""
+    if published.error == "invalid_json":
+        return located(str(published.full_path), ".", "invalid_json", str(published.payload))
+    return located(published.name, ".", "non_object_json", short_value(published.payload))
+
+
+def _row_contract(payload: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
+    status = payload.get("status")
+    if status != "succeeded":
+        yield "$.status", "latest_row_not_succeeded", short_value(status)
+    score = payload.get("score")
+    if not finite(score):
+        yield "$.score", "latest_row_missing_numeric_score", short_value(score)
+
+
+def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
+    """(path, reason, value) for every non-real marker in a payload, depth first."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            child_path = f"{json_path}.{key}"
+            name = str(key).strip().lower()
+            if name in NON_REAL_FLAGS and not _falsy(child):
+                yield child_path, "truthy_non_real_flag", short_value(child)
+            if name == "dataset_source" and _lower(child) == "sample":
+                yield child_path, "sample_dataset_source", short_value(child)
+            if name == "publication_warnings" and isinstance(child, list):
+                for index, warning in enumerate(child):
+                    lowered = str(warning).strip().lower()
+                    if lowered == "sample_task_set" or any(m in lowered for m in WARNING_MARKERS):
+                        yield (
+                            f"{child_path}[{index}]",
+                            "non_real_publication_warning",
+                            short_value(warning),
+                        )
+            yield from scan(child, child_path)
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from scan(child, f"{json_path}[{index}]")
+    elif isinstance(value, str):
+        lowered = value.strip().lower()
+        marker = next((m for m in TEXT_MARKERS_IN_ORDER if m in lowered), None)
+        if marker is not None:
+            yield json_path, f"non_real_text_marker:{marker}", short_value(value)
+
+
+def _lower(value: Any) -> str | None:
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def _falsy(value: Any) -> bool:
+    """The orchestrator's `value in (False, None, "", 0, [], {})`: 0.0 too."""
+    return value in _FALSY
+
+
+def extra_publishability(pub: Publication) -> list[Finding]:
+    """benchledger's own checks: every key has a publishable row (unless its agent cannot
+    run the benchmark), no row names a stand-in (agent `mock`, a mock model), no row is
+    demo data, and a scope without filters still has latest rows."""
+    out: list[Finding] = []
+    for key in sorted(set(pub.latest) | set(pub.quarantine)):
+        scope = "::".join(key)
+        where = {"benchmark_id": key[0], "agent": key[1]}
+        row = pub.latest.get(key)
+        if row is None:
+            held = pub.quarantine[key]
+            if held.get("quarantine_reason") == "incompatible_harness" or pub.unsupported(*key):
+                continue  # the agent cannot run the benchmark: no row is expected
+            out.append(
+                finding(
+                    scope,
+                    "no_publishable_row",
+                    held.get("quarantine_reason"),
+                    run_id=held.get("run_id"),
+                    **where,
+                )
+            )
+            continue
+        label = _label_marker(key[1], row)
+        if label is not None:
+            out.append(
+                finding(scope, label, label_value(key[1], row), run_id=row["run_id"], **where)
+            )
+        demo = pub.group_marker(row)
+        if demo is not None:
+            group = f"run group {row.get('run_group_id')}"
+            out.append(finding(scope, demo, group, run_id=row["run_id"], **where))
+    if not pub.latest and not pub.filtered:
+        out.append(finding("latest", "no_selected_latest_rows", "0 latest rows in scope"))
+    return out
+
+
+def _label_marker(agent: str, row: dict[str, Any]) -> str | None:
+    """A label that names a stand-in: the agent's (`mock`, `smoke`...), or a mock model.
+    The ledger's `latest` never holds such a row; a directory on disk may."""
+    marker = agent_marker(agent)
+    if marker is None and identity_marker("-", row.get("provider"), row.get("model")) == (
+        "mock_model"
+    ):
+        marker = "mock_model"
+    return marker
+
+
+def label_value(agent: str, row: dict[str, Any]) -> str:
+    if agent_marker(agent) is not None:
+        return f"agent={agent}"
+    return f"provider={row.get('provider')} model={row.get('model')}"
