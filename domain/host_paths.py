@@ -58,5 +58,3 @@ def _relative_path(path: str) -> str:
         if root in path:
             return path.split(root, 1)[1] or "."
     return path.rstrip("/").rsplit("/", 1)[-1] or "."
-
-
