@@ -89,6 +89,27 @@ Status = Literal[
 # benchmark_runs columns, under the names the JSON files use (`*_json` decoded without the
 # suffix), that the header and provenance do not map: a JSON file's keys among them are
 # kept in provenance as `source_columns`, like the database's.
+# Its denormalised telemetry and its reference columns, in the order its `list_runs` reads.
+TELEMETRY_COLUMNS = (
+    "trajectory_count",
+    "llm_call_count",
+    "total_prompt_tokens",
+    "total_completion_tokens",
+    "total_cache_read_input_tokens",
+    "total_cache_creation_input_tokens",
+    "mean_latency_ms",
+    "p95_latency_ms",
+    "throughput_per_second",
+)
+REFERENCE_COLUMNS = (
+    "high_score_label",
+    "high_score_value",
+    "delta_to_high_score",
+    "benchmark_version",
+    "benchmarks_commit",
+    "eliza_commit",
+    "eliza_version",
+)
 DATABASE_COLUMNS = frozenset(
     {
         "run_group_id",
@@ -98,25 +119,11 @@ DATABASE_COLUMNS = frozenset(
         "stderr_path",
         "result_json_path",
         "artifacts",
-        "high_score_label",
-        "high_score_value",
-        "delta_to_high_score",
-        "benchmark_version",
-        "benchmarks_commit",
-        "eliza_commit",
-        "eliza_version",
         "created_at",
         "comparison_id",
         "token_metrics",
-        "trajectory_count",
-        "llm_call_count",
-        "total_prompt_tokens",
-        "total_completion_tokens",
-        "total_cache_read_input_tokens",
-        "total_cache_creation_input_tokens",
-        "mean_latency_ms",
-        "p95_latency_ms",
-        "throughput_per_second",
+        *TELEMETRY_COLUMNS,
+        *REFERENCE_COLUMNS,
     }
 )
 # What the orchestrator derives when it writes a file, per kind of file (see above).

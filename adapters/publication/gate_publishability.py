@@ -24,28 +24,12 @@ from benchledger.adapters.publication.gate_findings import (
 from benchledger.adapters.publication.publication import Publication, PublishedFile
 from benchledger.domain.publication import (
     NON_REAL_FLAGS,
+    TEXT_MARKERS,
     WARNING_MARKERS,
     agent_marker,
     identity_marker,
 )
 
-# The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
-TEXT_MARKERS_IN_ORDER = (
-    "bundled smoke",
-    "demo mode",
-    "dry run",
-    "fixture dataset",
-    "larp",
-    "mock run",
-    "mock runtime",
-    "oracle mode",
-    "sample task set",
-    "sample_task_set",
-    "smoke task",
-    "stub runtime",
-    "synthetic dataset",
-    "using sample task",
-)
 _FALSY: tuple[Any, ...] = (False, None, "", 0, [], {})
 
 
@@ -146,7 +130,8 @@ def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
             yield from scan(child, f"{json_path}[{index}]")
     elif isinstance(value, str):
         lowered = value.strip().lower()
-        marker = next((m for m in TEXT_MARKERS_IN_ORDER if m in lowered), None)
+        # The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
+        marker = next((m for m in TEXT_MARKERS if m in lowered), None)
         if marker is not None:
             yield json_path, f"non_real_text_marker:{marker}", short_value(value)
 

@@ -16,31 +16,14 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from benchledger.adapters.formats.orchestrator_rows import GROUPS
+from benchledger.adapters.formats.orchestrator_rows import (
+    GROUPS,
+    REFERENCE_COLUMNS,
+    TELEMETRY_COLUMNS,
+)
 from benchledger.adapters.publication.queries import decode_run
 
 ORCHESTRATOR = "orchestrator"
-# benchmark_runs' scalar columns, in `list_runs`' order, by where the ledger keeps them.
-TELEMETRY = (
-    "trajectory_count",
-    "llm_call_count",
-    "total_prompt_tokens",
-    "total_completion_tokens",
-    "total_cache_read_input_tokens",
-    "total_cache_creation_input_tokens",
-    "mean_latency_ms",
-    "p95_latency_ms",
-    "throughput_per_second",
-)
-REFERENCE = (
-    "high_score_label",
-    "high_score_value",
-    "delta_to_high_score",
-    "benchmark_version",
-    "benchmarks_commit",
-    "eliza_commit",
-    "eliza_version",
-)
 
 
 def is_source_run(run: dict[str, Any]) -> bool:
@@ -146,10 +129,10 @@ def _listed(
         row[name] = columns.get(name)
     for name in ("score", "unit", "higher_is_better"):
         row[name] = fields[name]
-    for name in TELEMETRY:
+    for name in TELEMETRY_COLUMNS:
         row[name] = columns.get(name)
     row["error"] = fields["error"]
-    for name in REFERENCE:
+    for name in REFERENCE_COLUMNS:
         row[name] = columns.get(name)
     row["extra_config"] = config
     row["command"] = columns.get("command", [])
