@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.publication import head_to_head as h2h
+from benchledger.adapters.publication import head_to_head_queue as queue
 
 
 def row(benchmark: str = "alpha", **fields: Any) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def test_rerun_commands_keep_the_options_and_leave_secrets_out() -> None:
         "model": "gpt-oss-120b",
         "config": {"limit": 5, "api_key": "sk-live-abcdef123456", "split": "test"},
     }
-    command = h2h.rerun_command("swe_bench", facts)
+    command = queue.rerun_command("swe_bench", facts)
     assert command == (
         "benchledger run --benchmarks swe_bench --agent eliza --provider cerebras "
         '--model gpt-oss-120b --extra \'{"limit":5,"split":"test"}\' --force'
@@ -111,6 +112,6 @@ def test_rerun_commands_keep_the_options_and_leave_secrets_out() -> None:
 
 def test_report_commands_leave_coverage_out() -> None:
     options = h2h.Options(enforce=("comparable", "coverage"), publish_latest_dir="latest")
-    command = h2h.report_command("alpha", h2h.Side("eliza"), h2h.Side("opencode"), options)
+    command = queue.report_command("alpha", h2h.Side("eliza"), h2h.Side("opencode"), options)
     assert "--enforce-comparable" in command and "--enforce-coverage" not in command
     assert command.endswith("--publish-latest-dir latest")
