@@ -177,8 +177,12 @@ def head_to_head(
     LLM calls, target - baseline deltas, the paired statistics, both run ids and
     a comparison_status: superior, comparable (no significant difference and a
     detectable effect within --tolerance), inferior, weak (both measured zero),
-    missing, not comparable or inconclusive. An improvement queue (inferior, weak,
-    missing) and an efficiency queue carry rerun commands without secrets.
+    missing, not comparable or inconclusive. An improvement queue (inferior, weak:
+    p0; missing: p1) with diagnoses and trajectory review briefs, and an efficiency
+    queue, carry rerun commands without secrets. The coverage section lists the
+    deferred benchmarks (--deferred-benchmarks); --compare-summary adds the
+    previous-summary comparison; --rerun-queue reports only a previous report's
+    queue (this command executes nothing: record the reruns with `run` first).
 
     Exit codes: 0 ok, 2 preflight (nothing to compare, unknown agent), then the
     first failing enforced gate in this order: 3 comparable, 4 token evidence,
@@ -192,6 +196,9 @@ def head_to_head(
         benchledger head-to-head --target eliza@cerebras:gpt-oss-120b \\
             --baseline opencode@cerebras:gpt-oss-120b --benchmarks swe_bench \\
             --enforce-comparable --enforce-efficiency --publish-latest-dir latest/
+        benchledger head-to-head --target eliza --baseline opencode \\
+            --rerun-queue report/summary.json --queue-priorities p0 \\
+            --compare-summary report/summary.json --out report-2/
     """
     enforce = tuple(g for g in h2h.GATES if enforce_flags.get(f"enforce_{g}"))
     if "no_regression" in enforce and previous is None:

@@ -87,12 +87,14 @@ def queue_entry(entry: dict[str, Any]) -> list[str]:
 
 
 def _brief(brief: dict[str, Any]) -> str:
+    cached, mean = brief["cached_token_percent"], brief["mean_latency_ms"]
     parts = [
         f"{brief['turns']} turns",
         f"{brief['input_tokens']} in / {brief['output_tokens']} out tokens",
-        f"cached {_number(brief['cached_token_percent'], '.2f')}%",
-        f"latency mean {_number(brief['mean_latency_ms'], '.1f')} ms, "
-        f"p95 {_number(brief['p95_latency_ms'], '.1f')} ms",
+        "cached n/a" if cached is None else f"cached {cached:.2f}%",
+        "latency n/a"
+        if mean is None
+        else f"latency mean {mean:.1f} ms, p95 {brief['p95_latency_ms']:.1f} ms",
     ]
     if brief["review_notes"]:
         parts.append("; ".join(brief["review_notes"]))
