@@ -72,9 +72,10 @@ def previous_comparison(section: dict[str, Any] | None) -> list[str]:
 
 
 def queue_entry(entry: dict[str, Any]) -> list[str]:
-    """An improvement-queue entry's diagnosis, briefs and rerun template (none for an
-    efficiency-queue entry)."""
-    if "diagnosis" not in entry:
+    """An improvement-queue entry's diagnosis, briefs and rerun template: none for an
+    efficiency-queue entry, nor for one recorded before entries had a priority, so an
+    older report's summary.md renders as it did."""
+    if "priority" not in entry:
         return []
     out = [f"  - diagnosis: {'; '.join(entry['diagnosis']) or '(none)'}"]
     for side in ("target", "baseline"):
