@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import click
 from benchledger.adapters.publication import code_agent_latest
 from benchledger.adapters.publication import head_to_head as h2h
 from benchledger.adapters.publication import head_to_head_files as files
+from benchledger.adapters.publication import head_to_head_history as history
+from benchledger.adapters.publication import head_to_head_queue as queue
 from benchledger.adapters.publication.compare import benchmarks_of
 from benchledger.adapters.publication.queries import Queries
 from benchledger.commands.context import LedgerContext, actor, as_of_option
@@ -77,7 +80,36 @@ def enforce_options(command: Any) -> Any:
     metavar="A,B",
     help="Benchmarks to compare, comma-separated, repeatable (default: all either side ran)",
 )
+@click.option(
+    "--rerun-queue",
+    "queued",
+    metavar="SUMMARY",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    callback=_json_file,
+    help="Report only the benchmarks in the improvement queue of SUMMARY (a previous "
+    "report's summary.json, ours or the orchestrator's). This reports recorded runs and "
+    "executes nothing: record the reruns first (the queue's rerun_commands)",
+)
+@click.option(
+    "--queue-priorities",
+    metavar="P0,P1",
+    help="With --rerun-queue: only the queue entries of these priorities "
+    "(p0 inferior or weak, p1 missing)",
+)
+@click.option(
+    "--queue-statuses",
+    metavar="S,S",
+    help="With --rerun-queue: only the queue entries of these statuses (inferior, weak, missing)",
+)
 @benchmark_filters
+@click.option(
+    "--deferred-benchmarks",
+    metavar="A,B",
+    default=",".join(history.DEFAULT_DEFERRED),
+    show_default=True,
+    help="Related benchmarks not yet release-comparable: listed as deferred coverage and "
+    "not required by the coverage gate ('' for none)",
+)
 @click.option(
     "--tolerance",
     type=click.FloatRange(min=0),
@@ -91,7 +123,9 @@ def enforce_options(command: Any) -> Any:
     "previous",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     callback=_json_file,
-    help="A previous report's summary.json, for --enforce-no-regression",
+    help="A previous report's summary.json: the previous-summary comparison (per "
+    "benchmark: accuracy trend, tokens, cached %, calls, statuses) and "
+    "--enforce-no-regression",
 )
 @click.option(
     "--quality-guardrail-summary",
@@ -118,8 +152,12 @@ def head_to_head(
     target: h2h.Side,
     baseline: h2h.Side,
     benchmarks: tuple[str, ...],
+    queued: dict[str, Any] | None,
+    queue_priorities: str | None,
+    queue_statuses: str | None,
     include_benchmarks: str,
     exclude_benchmarks: str,
+    deferred_benchmarks: str,
     tolerance: float,
     previous: dict[str, Any] | None,
     quality: dict[str, Any] | None,
@@ -139,8 +177,12 @@ def head_to_head(
     LLM calls, target - baseline deltas, the paired statistics, both run ids and
     a comparison_status: superior, comparable (no significant difference and a
     detectable effect within --tolerance), inferior, weak (both measured zero),
-    missing, not comparable or inconclusive. An improvement queue (inferior, weak,
-    missing) and an efficiency queue carry rerun commands without secrets.
+    missing, not comparable or inconclusive. An improvement queue (inferior, weak:
+    p0; missing: p1) with diagnoses and trajectory review briefs, and an efficiency
+    queue, carry rerun commands without secrets. The coverage section lists the
+    deferred benchmarks (--deferred-benchmarks); --compare-summary adds the
+    previous-summary comparison; --rerun-queue reports only a previous report's
+    queue (this command executes nothing: record the reruns with `run` first).
 
     Exit codes: 0 ok, 2 preflight (nothing to compare, unknown agent), then the
     first failing enforced gate in this order: 3 comparable, 4 token evidence,
@@ -154,22 +196,33 @@ def head_to_head(
         benchledger head-to-head --target eliza@cerebras:gpt-oss-120b \\
             --baseline opencode@cerebras:gpt-oss-120b --benchmarks swe_bench \\
             --enforce-comparable --enforce-efficiency --publish-latest-dir latest/
+        benchledger head-to-head --target eliza --baseline opencode \\
+            --rerun-queue report/summary.json --queue-priorities p0 \\
+            --compare-summary report/summary.json --out report-2/
     """
     enforce = tuple(g for g in h2h.GATES if enforce_flags.get(f"enforce_{g}"))
     if "no_regression" in enforce and previous is None:
         raise click.UsageError("--enforce-no-regression needs --compare-summary PREV")
     if target == baseline:
         raise click.UsageError("--target and --baseline name the same side")
+    priorities, statuses = split(queue_priorities or ""), split(queue_statuses or "")
+    if queued is None and (priorities or statuses):
+        raise click.UsageError("--queue-priorities and --queue-statuses need --rerun-queue")
+    if queued is not None and benchmarks:
+        raise click.UsageError("--rerun-queue chooses the benchmarks: drop --benchmarks")
     queries = ctx.queries(as_of)
     for side in (target, baseline):
         if not h2h.known_agent(queries, side):
             _preflight(f"unknown agent: {side.spec} has no runs in the ledger")
-    names = _selected(
-        [n.strip() for v in benchmarks for n in v.split(",") if n.strip()]
-        or benchmarks_of(queries, target, baseline),
-        include_benchmarks,
-        exclude_benchmarks,
-    )
+    if queued is not None:
+        chosen = queue.queued_benchmarks(queued, set(priorities) or None, set(statuses) or None)
+    else:
+        chosen = [
+            n.strip() for v in benchmarks for n in v.split(",") if n.strip()
+        ] or benchmarks_of(queries, target, baseline)
+    names = _selected(chosen, include_benchmarks, exclude_benchmarks)
+    if not names and queued is not None:
+        _preflight("nothing to rerun: no selected entry in the --rerun-queue improvement queue")
     if not names:
         _preflight("nothing to compare: no selected benchmark has a run of either side")
     registered = [
@@ -183,10 +236,15 @@ def head_to_head(
         previous=previous,
         quality=quality,
         publish_latest_dir=str(publish_latest_dir) if publish_latest_dir else None,
+        deferred=tuple(split(deferred_benchmarks)),
+        rerun_queue=queued is not None,
+        queue_priorities=tuple(priorities),
+        queue_statuses=tuple(statuses),
     )
-    report = h2h.build(queries, target, baseline, names, options)
+    moment = datetime.now(UTC)
+    report = h2h.build(queries, target, baseline, names, options, moment.isoformat())
     position, head = queries.head()
-    report_id = h2h.new_report_id()
+    report_id = h2h.new_report_id(moment)
     ctx.services.ledger.record_head_to_head(
         report_id,
         target=target.as_dict(),

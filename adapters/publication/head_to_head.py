@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import shlex
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from benchledger.adapters.publication import head_to_head_history as history
+from benchledger.adapters.publication import head_to_head_queue as queue
+from benchledger.adapters.publication import head_to_head_reviews as reviews
 from benchledger.adapters.publication.compare import (
     ACCEPTABLE,
     NEWEST,
@@ -30,7 +32,6 @@ from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.comparison_stats import PairedStats, holm, paired_stats, verdict
 from benchledger.domain.errors import NotFoundError
 from benchledger.domain.publication import group_marker
-from benchledger.domain.secrets import masks
 
 SPEC = re.compile(r"^(?P<agent>[^@:\s]+)(?:@(?P<provider>[^@:\s]+):(?P<model>[^@\s]+))?$")
 
@@ -66,7 +67,6 @@ GATES = (
 )
 GATE_REASONS = dict(zip(GATES, list(EXIT_CODES)[2:], strict=True))
 ACCEPTED = ("superior", "comparable")
-QUEUED = ("inferior", "weak", "missing")
 # Config values that say a run was no live execution.
 NOT_LIVE = {"smoke", "dry_run", "dry-run", "mock", "summarize"}
 DEFAULT_TOLERANCE = 0.05
@@ -127,6 +127,16 @@ class Options:
     previous: dict[str, Any] | None = None
     quality: dict[str, Any] | None = None
     publish_latest_dir: str | None = None
+    deferred: tuple[str, ...] = history.DEFAULT_DEFERRED
+    # The previous report whose improvement queue chose the benchmarks, and which of it.
+    rerun_queue: bool = False
+    queue_priorities: tuple[str, ...] = ()
+    queue_statuses: tuple[str, ...] = ()
+
+    @property
+    def included(self) -> tuple[str, ...]:
+        """The benchmarks coverage requires: the registered ones, less the deferred."""
+        return tuple(b for b in self.coverage if b not in self.deferred)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +146,10 @@ class Options:
             "compare_summary": self.previous is not None,
             "quality_guardrail": self.quality is not None,
             "publish_latest_dir": self.publish_latest_dir,
+            "deferred_benchmarks": list(self.deferred),
+            "rerun_queue": self.rerun_queue,
+            "queue_priorities": list(self.queue_priorities),
+            "queue_statuses": list(self.queue_statuses),
         }
 
 
@@ -210,20 +224,13 @@ def measures(queries: Queries, run: dict[str, Any] | None) -> dict[str, Any]:
         (run["run_id"],),
     ).fetchone()
     total = right + wrong
-    # A turn without a total counts prompt + completion, as the orchestrator's trajectory
-    # analyzer and its importer count it.
-    turns = queries.conn.execute(
-        "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), "
-        "CASE WHEN count(prompt_tokens) + count(completion_tokens) + count(total_tokens) > 0 "
-        "THEN sum(CASE WHEN coalesce(total_tokens, 0) != 0 THEN total_tokens "
-        "ELSE coalesce(prompt_tokens, 0) + coalesce(completion_tokens, 0) END) END, "
-        "sum(cached_tokens), count(DISTINCT trajectory_file) FROM turns WHERE run_id = ?",
-        (run["run_id"],),
-    ).fetchone()
+    turns = reviews.turn_totals(queries, run["run_id"])
     tokens, metrics = run["tokens"], run["metrics"]
     source: str | None
-    if turns[0]:
-        calls, input_t, output_t, total_t, cached, files = turns
+    if turns["turns"]:
+        calls, files = turns["turns"], turns["files"]
+        input_t, output_t = turns["input_tokens"], turns["output_tokens"]
+        total_t, cached = turns["total_tokens"], turns["cached_tokens"]
         source = "trajectory"
     else:
         calls = _int(metrics.get("llm_calls"))
@@ -249,7 +256,7 @@ def measures(queries: Queries, run: dict[str, Any] | None) -> dict[str, Any]:
         "cached_pct": 100.0 * cached / input_t if cached is not None and input_t else None,
         "llm_calls": calls,
         "token_source": source,
-        "trajectory_turns": turns[0],
+        "trajectory_turns": turns["turns"],
         "trajectory_files": files,
         "live": _live(run),
     }
@@ -364,6 +371,14 @@ def report_row(queries: Queries, benchmark: str, target: Side, baseline: Side) -
     row["efficiency_regressions"] = efficiency_regressions(row)
     row["_locations"] = {"target": _locations(run_t), "baseline": _locations(run_b)}
     row["_runs"] = {"target": _rerun_facts(run_t), "baseline": _rerun_facts(run_b)}
+    row["_reviews"] = {
+        "target": reviews.trajectory_review(queries, t.get("run_id")),
+        "baseline": reviews.trajectory_review(queries, b.get("run_id")),
+    }
+    row["_failure_classes"] = {
+        "target": reviews.failure_class(t),
+        "baseline": reviews.failure_class(b),
+    }
     return row
 
 
@@ -412,86 +427,6 @@ def _rerun_facts(run: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: run[k] for k in ("agent", "provider", "model", "config")}
 
 
-# -- queues ---------------------------------------------------------------------------------
-
-
-def rerun_command(benchmark: str, facts: dict[str, Any]) -> str:
-    """`benchledger run` for this benchmark with the run's agent, provider, model and
-    config, secret-looking config values left out."""
-    config = {k: v for k, v in facts["config"].items() if not masks(k, v)}
-    words = ["benchledger", "run", "--benchmarks", benchmark, "--agent", facts["agent"]]
-    if facts["provider"]:
-        words += ["--provider", facts["provider"]]
-    words += ["--model", facts["model"]]
-    if config:
-        words += ["--extra", json.dumps(config, sort_keys=True, separators=(",", ":"))]
-    words.append("--force")
-    return shlex.join(words)
-
-
-def report_command(benchmark: str, target: Side, baseline: Side, options: Options) -> str:
-    """The head-to-head for this one benchmark with the same options, coverage left
-    out (it is for full reports, not targeted reruns)."""
-    words = ["benchledger", "head-to-head", "--target", target.spec, "--baseline", baseline.spec]
-    words += ["--benchmarks", benchmark, "--tolerance", repr(options.tolerance)]
-    for gate in options.enforce:
-        if gate not in ("coverage", "release", "no_regression", "quality"):
-            words.append("--enforce-" + gate.replace("_", "-"))
-    if options.publish_latest_dir:
-        words += ["--publish-latest-dir", options.publish_latest_dir]
-    return shlex.join(words)
-
-
-def diagnosis(row: dict[str, Any]) -> list[str]:
-    """Deterministic notes on what a queued row lacks or loses, for whoever picks it up."""
-    notes = []
-    for side in ("target", "baseline"):
-        if row[f"{side}_run_id"] is None:
-            notes.append(f"missing evidence: no {side} run")
-        elif row[f"{side}_total"] is None:
-            notes.append(f"missing evidence: no {side} outcomes")
-    if not row["token_evidence"] and row["target_run_id"] and row["baseline_run_id"]:
-        notes.append("missing evidence: token, cache or LLM-call telemetry")
-    if (row["accuracy_delta"] or 0) < 0:
-        notes.append(f"accuracy loss {row['accuracy_delta']:.4f}")
-    notes += [f"extra cost: {r}" for r in row["efficiency_regressions"]]
-    return notes
-
-
-def queues(
-    rows: list[dict[str, Any]], target: Side, baseline: Side, options: Options
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    improvement, efficiency = [], []
-    for row in rows:
-        reruns = [
-            rerun_command(row["benchmark"], facts)
-            for facts in (row["_runs"]["target"], row["_runs"]["baseline"])
-            if facts is not None
-        ]
-        if not reruns:
-            reruns = [
-                shlex.join(
-                    ["benchledger", "run", "--benchmarks", row["benchmark"], "--agent", s.agent]
-                )
-                for s in (target, baseline)
-            ]
-        entry = {
-            "benchmark": row["benchmark"],
-            "comparison_status": row["comparison_status"],
-            "reason": row["status_reason"],
-            "target": row["_locations"]["target"],
-            "baseline": row["_locations"]["baseline"],
-            "diagnosis": diagnosis(row),
-            "rerun_commands": reruns,
-            "report_command": report_command(row["benchmark"], target, baseline, options),
-        }
-        if row["comparison_status"] in QUEUED:
-            improvement.append(entry)
-        if row["efficiency_regressions"]:
-            efficiency.append({**entry, "regressions": row["efficiency_regressions"]})
-    return improvement, efficiency
-
-
 # -- gates -------------------------------------------------------------------------------------
 
 
@@ -517,9 +452,10 @@ def gates(rows: list[dict[str, Any]], options: Options) -> dict[str, dict[str, A
         "coverage": gate(
             [
                 b
-                for b in options.coverage
+                for b in options.included
                 if b not in by_name or by_name[b]["comparison_status"] == "missing"
-            ]
+            ],
+            deferred_benchmarks=list(options.deferred),
         ),
         "efficiency": gate([r["benchmark"] for r in rows if r["efficiency_regressions"]]),
         "no_regression": gate(_regressions(rows, options.previous)),
@@ -546,7 +482,7 @@ def _regressions(rows: list[dict[str, Any]], previous: dict[str, Any] | None) ->
     """Benchmarks whose target accuracy fell below the previous summary's."""
     if previous is None:
         return []
-    before = {r.get("benchmark"): r.get("target_accuracy") for r in previous.get("report_rows", [])}
+    before = {b: r["target_accuracy"] for b, r in history.previous_rows(previous).items()}
     return [
         r["benchmark"]
         for r in rows
@@ -574,24 +510,38 @@ def exit_result(
 
 
 def build(
-    queries: Queries, target: Side, baseline: Side, benchmarks: list[str], options: Options
+    queries: Queries,
+    target: Side,
+    baseline: Side,
+    benchmarks: list[str],
+    options: Options,
+    generated_at: str = "",
 ) -> dict[str, Any]:
-    """The report as recorded: rows, queues, gates, the exit code and its reason."""
+    """The report as recorded: rows, queues, gates, coverage, the comparison with a
+    previous summary when given, the exit code and its reason."""
     rows = [report_row(queries, b, target, baseline) for b in benchmarks]
     settle_statuses(rows, options.tolerance)
-    improvement, efficiency = queues(rows, target, baseline, options)
+    improvement, efficiency = queue.queues(rows, target, baseline, options)
     gate_results = gates(rows, options)
     code, reason = exit_result(gate_results, options.enforce)
     for row in rows:
-        for name in ("_locations", "_runs", "_stats", "_higher"):
+        for name in ("_locations", "_runs", "_stats", "_higher", "_reviews", "_failure_classes"):
             row.pop(name, None)
     comparable = gate_results["comparable"]
-    return {
+    report: dict[str, Any] = {
         "report_rows": rows,
         "benchmark_gate": {"ok": comparable["ok"], "blocking_benchmarks": comparable["blocking"]},
         "gates": gate_results,
         "improvement_queue": improvement,
         "efficiency_queue": efficiency,
+        "coverage": history.coverage_summary(benchmarks, options.included, options.deferred),
+    }
+    if options.previous is not None:
+        report["previous_summary_comparison"] = history.previous_summary_comparison(
+            report, options.previous, generated_at
+        )
+    return {
+        **report,
         "exit_codes": EXIT_CODES,
         "exit_code": code,
         "exit_reason": reason,

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchledger.adapters.publication import head_to_head_markdown as sections
+
 SUMMARY_KEYS = ("report_id", "target", "baseline", "benchmarks", "options", "position")
 COLUMNS = [
     "benchmark",
@@ -102,6 +104,8 @@ def markdown(stored: dict[str, Any]) -> str:
     ]
     for name, gate in report["gates"].items():
         out.append(f"| {name} | {'yes' if gate['ok'] else 'no'} | {', '.join(gate['blocking'])} |")
+    out += sections.coverage(report.get("coverage"))
+    out += sections.previous_comparison(report.get("previous_summary_comparison"))
     for title, key in (
         ("Improvement Queue", "improvement_queue"),
         ("Efficiency Queue", "efficiency_queue"),
@@ -112,7 +116,9 @@ def markdown(stored: dict[str, Any]) -> str:
             out.append("(empty)")
         for entry in entries:
             why = "; ".join(entry.get("regressions", [])) or entry["reason"]
-            out.append(f"- **{entry['benchmark']}** ({entry['comparison_status']}): {why}")
+            rank = f", {entry['priority']}" if entry.get("priority") else ""
+            out.append(f"- **{entry['benchmark']}** ({entry['comparison_status']}{rank}): {why}")
+            out += sections.queue_entry(entry)
             out += [f"  - rerun: `{c}`" for c in entry["rerun_commands"]]
     out += [
         "",

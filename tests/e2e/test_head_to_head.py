@@ -153,16 +153,44 @@ class TestTheReport:
 
     def test_the_improvement_queue_has_locations_and_reruns(self, invoke: Invoke) -> None:
         queue = h2h(invoke)["improvement_queue"]
-        assert [e["benchmark"] for e in queue] == ["delta", "gamma"]
-        gamma = queue[1]
+        # By priority (p0 inferior or weak, p1 missing), then benchmark.
+        assert [(e["benchmark"], e["priority"]) for e in queue] == [
+            ("gamma", "p0"),
+            ("delta", "p1"),
+        ]
+        gamma, delta = queue
         assert gamma["target"]["results"].endswith(".json")
         assert gamma["rerun_commands"][0] == (
             "benchledger run --benchmarks gamma --agent eliza --provider cerebras "
             "--model gpt-oss-120b --extra '{\"limit\":200}' --force"
         )
         assert "--enforce-coverage" not in gamma["report_command"]
-        assert gamma["diagnosis"] == ["accuracy loss -0.4000"]
-        assert queue[0]["diagnosis"] == ["missing evidence: no baseline run"]
+        # Native imports without turns: no trajectory telemetry on either side.
+        assert gamma["diagnosis"] == [
+            "target accuracy is below baseline",
+            "target failure class: tests_failed",
+            "baseline failure class: tests_failed",
+            "target trajectory telemetry is missing",
+            "baseline trajectory telemetry is missing",
+        ]
+        assert gamma["primary_diagnosis"] == "target accuracy is below baseline"
+        assert (gamma["accuracy_delta"], gamma["right_delta"]) == (-0.4, -80)
+        assert delta["diagnosis"] == [
+            "missing comparable outcome evidence",
+            "target failure class: tests_failed",
+            "baseline cell result is missing",
+            "baseline right/wrong/total evidence is incomplete",
+            "target trajectory telemetry is missing",
+            "baseline trajectory telemetry is missing",
+        ]
+        assert (delta["target_failure_class"], delta["baseline_failure_class"]) == (
+            "tests_failed",
+            None,
+        )
+        assert delta["baseline_trajectory_review"]["review_notes"] == [
+            "no run recorded",
+            "no cached-token telemetry found",
+        ]
 
     def test_no_regression_against_a_previous_summary(self, invoke: Invoke, tmp_path: Path) -> None:
         before = h2h(invoke)

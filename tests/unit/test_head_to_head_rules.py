@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.publication import head_to_head as h2h
+from benchledger.adapters.publication import head_to_head_queue as queue
+from benchledger.adapters.publication import head_to_head_reviews as reviews
 
 
 def row(benchmark: str = "alpha", **fields: Any) -> dict[str, Any]:
@@ -101,7 +103,7 @@ def test_rerun_commands_keep_the_options_and_leave_secrets_out() -> None:
         "model": "gpt-oss-120b",
         "config": {"limit": 5, "api_key": "sk-live-abcdef123456", "split": "test"},
     }
-    command = h2h.rerun_command("swe_bench", facts)
+    command = queue.rerun_command("swe_bench", facts)
     assert command == (
         "benchledger run --benchmarks swe_bench --agent eliza --provider cerebras "
         '--model gpt-oss-120b --extra \'{"limit":5,"split":"test"}\' --force'
@@ -111,6 +113,50 @@ def test_rerun_commands_keep_the_options_and_leave_secrets_out() -> None:
 
 def test_report_commands_leave_coverage_out() -> None:
     options = h2h.Options(enforce=("comparable", "coverage"), publish_latest_dir="latest")
-    command = h2h.report_command("alpha", h2h.Side("eliza"), h2h.Side("opencode"), options)
+    command = queue.report_command("alpha", h2h.Side("eliza"), h2h.Side("opencode"), options)
     assert "--enforce-comparable" in command and "--enforce-coverage" not in command
     assert command.endswith("--publish-latest-dir latest")
+
+
+class TestTheQueueOfAPreviousSummary:
+    QUEUE = [
+        {"benchmark": "alpha", "comparison_status": "inferior"},
+        {"benchmark": "beta", "comparison_status": "missing"},
+        {"benchmark": "gamma", "status": "weak", "priority": "p0"},
+        {"benchmark": "alpha", "comparison_status": "inferior"},
+        {"status": "missing", "priority": "p1"},
+        "not an entry",
+    ]
+
+    def test_entries_without_a_priority_get_their_statuss(self) -> None:
+        summary = {"improvement_queue": self.QUEUE}
+        assert queue.queued_benchmarks(summary) == ["alpha", "beta", "gamma"]
+        assert queue.queued_benchmarks(summary, {"p0"}) == ["alpha", "gamma"]
+        assert queue.queued_benchmarks(summary, {"p1"}) == ["beta"]
+        assert queue.queued_benchmarks(summary, None, {"weak"}) == ["gamma"]
+
+    def test_a_summary_without_a_queue_queues_nothing(self) -> None:
+        assert queue.queued_benchmarks({}) == []
+        assert queue.queued_benchmarks({"improvement_queue": None}) == []
+
+
+def test_both_sides_measured_zero_is_diagnosed_weak() -> None:
+    side = {"total": 10, "wrong": 10}
+    brief = {"trajectory_files": 1, "turns": 2, "repeated_prefix_count": None}
+    weak = row(
+        comparison_status="weak",
+        target_total=10,
+        baseline_total=10,
+        total_tokens_delta=0,
+        llm_calls_delta=0,
+        cached_pct_delta=None,
+    )
+    classes = {"target": reviews.failure_class(side), "baseline": reviews.failure_class(side)}
+    assert reviews.queue_diagnosis(weak, classes, {"target": brief, "baseline": brief}) == [
+        "both adapters have measured zero accuracy",
+        "target failure class: tests_failed",
+        "baseline failure class: tests_failed",
+    ]
+    assert reviews.failure_class({"total": 4, "wrong": 0}) == "pass"
+    assert reviews.failure_class({"total": None}) == "unknown_failure"
+    assert reviews.failure_class({}) is None
