@@ -284,7 +284,12 @@ class TestRecordedRunsReadWithTheBatch:
         reads = Counting(monkeypatch, ledger.repository, "get")
         path = runs_file(tmp_path / "heads.jsonl", keys, metrics={"x": 1}, cells=False)
         report = import_file(services, path)
-        assert (report.state, report.runs, report.new_runs) == ("imported", 6, 6)
+        assert (report.state, report.runs, report.new_runs, report.merged_runs) == (
+            "imported",
+            6,
+            0,
+            6,
+        )
         assert returned and max(returned) <= budget
         assert len([i for (i, *_) in reads.calls if i in ids]) >= 4  # past the budget
         merged = [f for f in facts_of(services) if f["metrics"] == {"x": 1}]
@@ -302,7 +307,12 @@ class TestRecordedRunsReadWithTheBatch:
         batches = Counting(monkeypatch, ledger, "stream_events")
         reads = Counting(monkeypatch, ledger.events, "get")
         report = Importer(ledger).import_file(path, group=ledger.new_group("import", "import"))
-        assert (report.state, report.runs, report.new_runs) == ("imported", 11, 11)
+        assert (report.state, report.runs, report.new_runs, report.merged_runs) == (
+            "imported",
+            11,
+            1,
+            10,
+        )
         # The recorded runs of each batch of 4, in one read each; the new run in none.
         assert [len(ids) for (ids,) in batches.calls] == [4, 4, 2]
         # No run's stream is read on its own: the file's, its benchmark's, and the
