@@ -5,8 +5,10 @@ A brief is what the orchestrator's code-agent matrix puts in a queue entry
 tokens, cached-token percent, latency and repeated-prefix signals. Ours is computed from
 the run's trajectory turns in the ledger (the `turns` read model), not from files on a
 host, so a report made `--as-of` a position says what the ledger held then. The turns
-keep no prompt text, so repeated prompt prefixes are not measured here:
-`repeated_prefix_count` is null and `top_repeated_prefixes` empty.
+keep no prompt text, so repeated prompt prefixes are not measured here: they are the ones
+the run's source measured (its `trajectory_summary.repeated_prefixes`, as the
+orchestrator's rows state them), else `repeated_prefix_count` is null and
+`top_repeated_prefixes` empty.
 
 The diagnosis strings and failure classes are the orchestrator's words, so a queue
 entry reads the same from both systems; its "cell" is our side's run.
@@ -14,6 +16,7 @@ entry reads the same from both systems; its "cell" is our side's run.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from benchledger.adapters.publication.queries import Queries
@@ -74,7 +77,43 @@ def trajectory_review(queries: Queries, run_id: str | None) -> dict[str, Any]:
         notes.append("no trajectory files found")
     if totals["turns"] == 0:
         notes.append("no trajectory turns found")
-    return _review(run_id, totals, latencies, notes)
+    prefixes = stated_prefixes(queries, run_id)
+    if prefixes:
+        notes.append("repeated prompt prefixes detected")
+    review = _review(run_id, totals, latencies, notes)
+    if prefixes is not None:
+        review["repeated_prefix_count"] = len(prefixes)
+        review["top_repeated_prefixes"] = prefixes[:3]
+    return review
+
+
+def stated_prefixes(queries: Queries, run_id: str) -> list[dict[str, Any]] | None:
+    """The repeated prompt prefixes the run's source measured (the orchestrator's
+    `trajectory_summary.repeated_prefixes`, `[snippet, count]` pairs or objects), as
+    `{count, snippet}`; None when its source states none (the ledger keeps no prompt
+    text to measure them itself)."""
+    row = queries.conn.execute(
+        "SELECT json_extract(metrics, '$.trajectory_summary.repeated_prefixes') FROM runs "
+        "WHERE run_id = ?",
+        (run_id,),
+    ).fetchone()
+    try:
+        stated = json.loads(row[0]) if row and row[0] else None
+    except ValueError:
+        return None
+    if not isinstance(stated, list):
+        return None
+    out = []
+    for item in stated:
+        if isinstance(item, list | tuple) and len(item) == 2:
+            snippet, count = item
+        elif isinstance(item, dict):
+            snippet, count = item.get("snippet"), item.get("count")
+        else:
+            continue
+        if isinstance(snippet, str) and isinstance(count, int) and not isinstance(count, bool):
+            out.append({"count": count, "snippet": snippet[:160]})
+    return out
 
 
 def _totals_of_nothing() -> dict[str, Any]:

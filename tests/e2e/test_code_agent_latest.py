@@ -38,9 +38,10 @@ def record_run(
     *,
     config: dict[str, Any] | None = None,
     minute: int = 0,
+    metrics: dict[str, Any] | None = None,
 ) -> None:
     """One finished run with N cells (`right` passed) and its trajectory's turns, recorded
-    as an importer records a run its source states whole."""
+    as an importer records a run its source states whole (with its `metrics`, if any)."""
     cells = tuple(
         Cell(
             key=f"task-{i:03d}", outcome="passed" if i < right else "failed", score=float(i < right)
@@ -72,6 +73,7 @@ def record_run(
         ended_at=f"2026-05-12T10:{minute:02d}:30+00:00",
         status="succeeded",
         score=right / N,
+        metrics=metrics or {},
     )
     run = RunRecord(header=header, cells=cells, turns=calls)
     data = run.model_dump_json().encode()

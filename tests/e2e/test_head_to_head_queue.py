@@ -99,6 +99,22 @@ class TestTrajectoryReviewBriefs:
             "p95_latency_ms_delta": 10.0,
         }
 
+    def test_repeated_prefixes_are_the_ones_the_runs_source_measured(
+        self, invoke: Invoke, record: Record
+    ) -> None:
+        """The turns keep no prompt text: the brief's repeated prefixes are what the run's
+        source states in its trajectory summary (as the orchestrator's rows do)."""
+        prefix = "You are a careful coding agent. " * 8
+        summary = {"trajectory_summary": {"turns": 4, "repeated_prefixes": [[prefix, 3]]}}
+        record("delta", "eliza", 100, COSTLY, metrics=summary)
+        record("delta", "opencode", 180, CHEAP)
+        [entry] = [e for e in h2h(invoke)["improvement_queue"] if e["benchmark"] == "delta"]
+        target = entry["target_trajectory_review"]
+        assert target["repeated_prefix_count"] == 1
+        assert target["top_repeated_prefixes"] == [{"count": 3, "snippet": prefix[:160]}]
+        assert "repeated prompt prefixes detected" in target["review_notes"]
+        assert entry["baseline_trajectory_review"]["repeated_prefix_count"] is None
+
     def test_the_diagnosis_names_the_loss_the_failure_classes_and_the_extra_cost(
         self, invoke: Invoke
     ) -> None:
