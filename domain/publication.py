@@ -54,6 +54,31 @@ _LONGEST_FIRST = tuple(sorted(TEXT_MARKERS, key=len, reverse=True))
 WARNING_MARKERS = ("demo", "dry_run", "fixture", "larp", "mock", "smoke", "stub")
 SYNTHETIC_AGENTS = frozenset({"random_v1", "perfect_v1", "wrong_v1", "half_v1"})
 CALIBRATION_EXPECTED = {"perfect_v1": 1.0, "wrong_v1": 0.0, "half_v1": 0.5}
+# The ElizaOS orchestrator's benchmark_runs columns that its published rows carry (its
+# importer keeps them; an export of what it imported writes them back).
+# The telemetry groups: top-level `*_json` columns, each also copied into the metrics.
+TELEMETRY_GROUPS = ("cache_metrics", "performance_metrics", "trajectory_summary", "token_metrics")
+# Its denormalised telemetry and its reference columns, in the order its `list_runs` reads.
+TELEMETRY_COLUMNS = (
+    "trajectory_count",
+    "llm_call_count",
+    "total_prompt_tokens",
+    "total_completion_tokens",
+    "total_cache_read_input_tokens",
+    "total_cache_creation_input_tokens",
+    "mean_latency_ms",
+    "p95_latency_ms",
+    "throughput_per_second",
+)
+REFERENCE_COLUMNS = (
+    "high_score_label",
+    "high_score_value",
+    "delta_to_high_score",
+    "benchmark_version",
+    "benchmarks_commit",
+    "eliza_commit",
+    "eliza_version",
+)
 
 
 # Labels that name a smoke test or a stand-in, not an agent under test.

@@ -69,9 +69,13 @@ from benchledger.adapters.formats.orchestrator_facts import (
     token_counts,
 )
 from benchledger.domain.errors import InputFormatError
+from benchledger.domain.publication import (
+    REFERENCE_COLUMNS,
+    TELEMETRY_COLUMNS,
+    TELEMETRY_GROUPS,
+)
 from benchledger.domain.records import GroupRecord, RunHeader, RunRecord, RunStatus, SkipRecord
 
-GROUPS = ("cache_metrics", "performance_metrics", "trajectory_summary", "token_metrics")
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
 SNAPSHOT_AGENTS = frozenset(
     {"eliza", "hermes", "openclaw", "smithers", "compare", "random_v1", *CALIBRATION_AGENTS}
@@ -89,27 +93,6 @@ Status = Literal[
 # benchmark_runs columns, under the names the JSON files use (`*_json` decoded without the
 # suffix), that the header and provenance do not map: a JSON file's keys among them are
 # kept in provenance as `source_columns`, like the database's.
-# Its denormalised telemetry and its reference columns, in the order its `list_runs` reads.
-TELEMETRY_COLUMNS = (
-    "trajectory_count",
-    "llm_call_count",
-    "total_prompt_tokens",
-    "total_completion_tokens",
-    "total_cache_read_input_tokens",
-    "total_cache_creation_input_tokens",
-    "mean_latency_ms",
-    "p95_latency_ms",
-    "throughput_per_second",
-)
-REFERENCE_COLUMNS = (
-    "high_score_label",
-    "high_score_value",
-    "delta_to_high_score",
-    "benchmark_version",
-    "benchmarks_commit",
-    "eliza_commit",
-    "eliza_version",
-)
 DATABASE_COLUMNS = frozenset(
     {
         "run_group_id",
@@ -417,7 +400,9 @@ def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
     if row.higher_is_better is not None:
         provenance["higher_is_better"] = row.higher_is_better
     stated_columns = _stated_columns(row, "database", columns) or {}
-    for name in GROUPS:  # a skip's metrics are as stated: its top-level groups beside them
+    for (
+        name
+    ) in TELEMETRY_GROUPS:  # a skip's metrics are as stated: its top-level groups beside them
         top = getattr(row, name)
         if name != "token_metrics" and top is not None:
             stated_columns[name] = canonical(top)
@@ -465,7 +450,7 @@ def _stated_columns(
     the top-level telemetry groups unlike their nested copies, a NULL direction, and
     times whose text is not the ledger's form of them."""
     out = _columns(row.source_columns, kept) if row.source_columns else {}
-    for name in GROUPS:
+    for name in TELEMETRY_GROUPS:
         top = getattr(row, name)
         if name == "token_metrics" or top:
             continue  # the raw token group is among the columns; another is in the header
@@ -517,7 +502,7 @@ def fold_metrics(
     if kind == "snapshot":
         metrics.pop("token_metrics", None)
     groups: dict[str, dict[str, Any]] = {}
-    for name in GROUPS:
+    for name in TELEMETRY_GROUPS:
         top = getattr(row, name)
         chosen = top if top else _nested(row, name)
         if chosen:

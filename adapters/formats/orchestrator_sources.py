@@ -20,8 +20,9 @@ from pydantic import ValidationError
 from benchledger.adapters.formats.common import identity, loads_all
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_facts import canonical
-from benchledger.adapters.formats.orchestrator_rows import GROUPS, Kind, read_group, read_row
+from benchledger.adapters.formats.orchestrator_rows import Kind, read_group, read_row
 from benchledger.domain.errors import InputFormatError
+from benchledger.domain.publication import TELEMETRY_GROUPS
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord, Turn
 
 Parsed = RunRecord | SkipRecord | GroupRecord
@@ -45,7 +46,7 @@ PLAIN_COLUMNS = (
     "duration_seconds",
     "attempt",
 )
-JSON_COLUMNS = ("metrics", "extra_config", *GROUPS)
+JSON_COLUMNS = ("metrics", "extra_config", *TELEMETRY_GROUPS)
 MAPPED_COLUMNS = frozenset(
     {*PLAIN_COLUMNS, *(f"{name}_json" for name in JSON_COLUMNS), "higher_is_better"}
 )

@@ -16,12 +16,12 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from benchledger.adapters.formats.orchestrator_rows import (
-    GROUPS,
+from benchledger.adapters.publication.queries import decode_run
+from benchledger.domain.publication import (
     REFERENCE_COLUMNS,
     TELEMETRY_COLUMNS,
+    TELEMETRY_GROUPS,
 )
-from benchledger.adapters.publication.queries import decode_run
 
 ORCHESTRATOR = "orchestrator"
 
@@ -59,7 +59,7 @@ def run_row(run: dict[str, Any]) -> dict[str, Any]:
     # A group not among the columns is the same as the metrics' copy the ledger holds.
     groups = {
         name: columns.get(name) if name == "token_metrics" or name in columns else held.get(name)
-        for name in GROUPS
+        for name in TELEMETRY_GROUPS
     }
     hib = run.get("higher_is_better")
     fields = {
@@ -92,7 +92,7 @@ def skip_row(skip: dict[str, Any]) -> dict[str, Any]:
     provenance = skip["provenance"]
     columns = provenance.get("source_columns") or {}
     metrics = provenance.get("metrics") or {}
-    groups = {name: columns.get(name) for name in GROUPS}
+    groups = {name: columns.get(name) for name in TELEMETRY_GROUPS}
     fields = {
         "run_id": provenance["run_id"],
         "run_group_id": columns.get("run_group_id"),
