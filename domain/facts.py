@@ -8,6 +8,14 @@ state nothing), with objects (config, metrics, tokens, provenance) merged key by
 key, and its cells. A later source that states only facts already recorded adds
 nothing; one that states new facts adds them (`RunFactsAdded`); one that states a
 recorded fact differently is a conflict naming the field and both values.
+
+A placeholder is no fact (DESIGN.md section 4): what an importer filled in because
+its source is silent (the record's `placeholders`, kept on `RunStarted.unstated`: an
+`unknown` model, an empty list of tags) and an identity field that names nothing
+whoever wrote it (an empty provider, a model `unknown`). A recorded placeholder
+counts as absent, so a later source that states the field fills it
+(`RunFactsAdded`); a later source's placeholder states nothing, so it never
+conflicts with a recorded fact.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter
 
 from benchledger.domain.host_paths import strip_host_paths
-from benchledger.domain.records import RunRecord
+from benchledger.domain.publication import PLACEHOLDER_NAMES
+from benchledger.domain.records import RunHeader, RunRecord
 from benchledger.domain.run import (
     CellsRecorded,
     RunFactsAdded,
@@ -52,6 +61,9 @@ HEADER_FACTS = (
 )
 # Header fields with a default a source may leave unset: unset, they state nothing.
 DEFAULTED = ("higher_is_better",)
+# The header fields that name the run's work (its signature's): one whose value names
+# nothing (`is_placeholder`) states nothing, whoever wrote it.
+IDENTITY = ("benchmark", "agent", "provider", "model")
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,12 @@ class RecordedRun:
     facts: dict[str, Any] = field(default_factory=dict)
     cells: dict[str, str] = field(default_factory=dict)  # key -> digest
     turns: int = 0
+    # Its benchmark, agent, provider and model as its events name them, placeholders too.
+    identity: dict[str, str] = field(default_factory=dict)
+
+    def identity_after(self, added: dict[str, Any]) -> dict[str, str]:
+        """Its identity once `added` is: an added identity fact fills a placeholder."""
+        return {**self.identity, **{k: added[k] for k in IDENTITY if k in added}}
 
 
 _JSON = TypeAdapter(Any, config=ConfigDict(ser_json_inf_nan="strings"))
@@ -97,19 +115,27 @@ def _stated(facts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def is_placeholder(name: str, value: Any) -> bool:
+    """True for an identity field's value that names nothing: an empty provider, a
+    benchmark, agent or model named `unknown`, `none`, `...` (`PLACEHOLDER_NAMES`)."""
+    if name not in IDENTITY or not isinstance(value, str):
+        return False
+    text = value.strip().lower()
+    return not text or text in PLACEHOLDER_NAMES
+
+
 def unstated(record: RunRecord) -> tuple[str, ...]:
-    """The defaulted header fields this record's source did not state."""
-    return tuple(name for name in DEFAULTED if name not in record.header.model_fields_set)
+    """What this record's source did not state: the defaulted header fields it left
+    unset, then the fields and provenance keys its importer filled in (`placeholders`)."""
+    names = [name for name in DEFAULTED if name not in record.header.model_fields_set]
+    return (*names, *(p for p in record.placeholders if p not in names))
 
 
 def stated(record: RunRecord) -> dict[str, Any]:
-    """The facts a record states, as plain JSON values."""
+    """The facts a record states, as plain JSON values (its placeholders left out)."""
     header = record.header
-    skipped = set(unstated(record))
     facts: dict[str, Any] = {}
     for name in HEADER_FACTS:
-        if name in skipped:
-            continue
         if name == "provenance":
             value: Any = {**header.provenance, **record.supplement}
         elif name == "config":
@@ -117,7 +143,20 @@ def stated(record: RunRecord) -> dict[str, Any]:
         else:
             value = getattr(header, name)
         facts[name] = value
-    return _stated(plain(facts))
+    return _stated(plain(without_placeholders(facts, unstated(record))))
+
+
+def without_placeholders(facts: dict[str, Any], paths: Iterable[str]) -> dict[str, Any]:
+    """`facts` without the placeholders: the `paths` (`model`, `provenance.tags`) and
+    the identity fields whose value names nothing (`is_placeholder`)."""
+    out = {k: v for k, v in facts.items() if not is_placeholder(k, v)}
+    for path in paths:
+        head, dot, rest = path.partition(".")
+        if not dot:
+            out.pop(head, None)
+        elif isinstance(out.get(head), dict):
+            out[head] = without_placeholders(out[head], (rest,))
+    return out
 
 
 def recorded(events: Iterable[Any]) -> RecordedRun:
@@ -127,10 +166,14 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
     are not facts of its source and are left out.
     """
     run = RecordedRun()
-    skipped: set[str] = set()
+    # The placeholders of the run's first source: left out of its start and its end. A
+    # later source's `RunFactsAdded` holds only what it states (`stated`).
+    skipped: list[str] = []
     for event in events:
+        placeholders = skipped
         if isinstance(event, RunStarted):  # a RunImported too: then its end as well
-            skipped = set(event.unstated)
+            skipped = placeholders = list(event.unstated)
+            run.identity = {name: getattr(event, name) for name in IDENTITY}
             facts: dict[str, Any] = {
                 "benchmark": event.benchmark,
                 "agent": event.agent,
@@ -148,7 +191,9 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
         elif isinstance(event, StaleRunRecovered):
             facts = {"status": "recovered", "error": event.detail}
         elif isinstance(event, RunFactsAdded):
-            facts = event.facts
+            facts, placeholders = event.facts, []
+            if event.identity is not None:
+                run.identity = dict(event.identity)
         elif isinstance(event, CellsRecorded):
             run.cells.update((c.key, c.digest()) for c in event.cells)
             continue
@@ -157,9 +202,18 @@ def recorded(events: Iterable[Any]) -> RecordedRun:
             continue
         else:
             continue
-        held = _stated(plain({k: v for k, v in facts.items() if k not in skipped}))
+        held = _stated(plain(without_placeholders(facts, placeholders)))
         run.facts = added_to(run.facts, held)
     return run
+
+
+def identified(header: RunHeader, identity: dict[str, str]) -> RunHeader:
+    """`header` naming its work as the run's `identity` does, for the run's signatures
+    (a later source's placeholder is not the run's name)."""
+    if all(getattr(header, name) == value for name, value in identity.items()):
+        return header
+    # Validated anew, not copied: a copy would share the signatures derived already.
+    return RunHeader.model_validate({**header.model_dump(), **identity})
 
 
 def _ended(event: RunFinished | RunImported) -> dict[str, Any]:

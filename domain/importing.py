@@ -465,8 +465,13 @@ class Importing(LookupsAhead):
         events: list[Event] = []
         version = current.version
         if added:
-            header = record.header
-            resigned = "config" in added or header.work_signature is not None
+            # An added benchmark, agent, provider or model fills a placeholder: the run's
+            # identity, and so its signatures, change. They are the run's, not the file's
+            # (whose own placeholders name nothing).
+            identity = held.identity_after(added)
+            renamed = identity != held.identity
+            resigned = "config" in added or record.header.work_signature is not None or renamed
+            header = facts.identified(record.header, identity) if resigned else record.header
             version += 1
             events.append(
                 run_model.RunFactsAdded(
@@ -475,6 +480,7 @@ class Importing(LookupsAhead):
                     facts=added,
                     signature=header.signature if resigned else None,
                     comparison_signature=header.comparison_signature if resigned else None,
+                    identity=identity if renamed else None,
                     source_format=source.format,
                     source_path=source.path,
                     source_sha256=source.sha256,

@@ -230,6 +230,11 @@ class RunRecord(Memoized):
     # The source system's own run group the run belongs to (its key), when it keeps
     # them (the orchestrator's run_groups): the run is recorded in that group.
     group_key: str | None = Field(default=None, exclude=True)
+    # What the importer filled in because the source is silent (`facts.unstated`): header
+    # field names (`model`) and provenance keys (`provenance.tags`). Placeholders, not
+    # facts: a later source that states them fills them, and they never conflict. Not part
+    # of the run's content, so a run recorded before marks existed keeps its hash.
+    placeholders: tuple[str, ...] = Field(default=(), exclude=True)
 
     def content_sha256(self, cell_batches: Sequence[bytes] | None = None) -> str:
         """Fingerprint of the run's content: fields in model order, independent of layout.

@@ -129,11 +129,17 @@ class RunFactsAdded(Event):
     header-shaped (`domain.facts`): scalars (started_at, ended_at, score...) and
     objects (config, metrics, tokens, provenance) holding only the added keys. The
     signatures are the run's, recomputed when the added facts change them.
+
+    A fact added where the run's first source left a placeholder (`domain.facts`) takes
+    its place: a stated `model` where it said `unknown`. When one of the run's benchmark,
+    agent, provider or model is so filled, `identity` holds all four as they now are
+    (the read models set them, and re-select its latest rows), with the signatures.
     """
 
     facts: dict[str, Any]
     signature: str | None = None
     comparison_signature: str | None = None
+    identity: dict[str, str] | None = None
     source_format: str | None = None
     source_path: str | None = None
     source_sha256: str | None = None
@@ -276,6 +282,8 @@ def _(event: RunFactsAdded, run: Run) -> Run:
         changes["score"] = event.facts["score"]
     if "unit" in event.facts and run.unit is None:
         changes["unit"] = event.facts["unit"]
+    if event.identity is not None:
+        changes["benchmark"] = event.identity["benchmark"]
     return run.advanced(event, **changes)  # type: ignore[no-any-return]
 
 

@@ -406,9 +406,23 @@ class LatestProjection(Projection):
             yield _set("status"), ("recovered", pos, run_id)
         elif isinstance(event, RunFactsAdded):
             sets, params = fact_columns(event, CANDIDATE_COLUMNS)
-            if (marker := result_flag(event.facts)) is not None:
+            flag = result_flag(event.facts)
+            if event.identity is not None:
+                # A filled placeholder renames the run: the (benchmark, agent) it leaves is
+                # re-selected too, and its labels are read again (a model no longer
+                # `unknown` is no `placeholder_identity:model`); a result flag stays.
+                yield PENDING, (run_id,)
+                name = event.identity
+                marker = label_marker(
+                    name["agent"], name["benchmark"], name["provider"], name["model"]
+                )
+                sets.append(RELABEL)
+                params += [marker, flag]
+                sets.append("synthetic = ?")
+                params.append(int(is_synthetic(name["agent"])))
+            elif flag is not None:
                 sets.append("label_marker = coalesce(label_marker, ?)")
-                params.append(marker)
+                params.append(flag)
             sets.append("position = ?")
             params += [pos, run_id]
             yield f"UPDATE [{{candidates}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)
@@ -429,4 +443,12 @@ def result_flag(facts: dict[str, Any]) -> str | None:
     that file would quarantine it."""
     provenance = facts.get("provenance")
     stated = provenance.get("result_config") if isinstance(provenance, dict) else None
-    return "truthy_non_real_flag" if config_flagged(stated) else None
+    return RESULT_FLAG if config_flagged(stated) else None
+
+
+RESULT_FLAG = "truthy_non_real_flag"
+# A renamed run's marker: its labels' (given), else a flag its result states (given, or
+# one recorded before), which the labels do not change.
+RELABEL = (
+    f"label_marker = coalesce(?, ?, CASE WHEN label_marker = '{RESULT_FLAG}' THEN label_marker END)"
+)

@@ -168,10 +168,15 @@ def fact_columns(
     event: RunFactsAdded, columns: frozenset[str] = RUN_COLUMNS
 ) -> tuple[list[str], list[object]]:
     """SET clauses (and their parameters) for the columns a later source's facts fill in:
-    they never replace a stated one. Shared by `runs` and `latest`'s candidates."""
+    they never replace a stated one, only a placeholder (`domain.facts`), as the run's
+    identity does when it fills one. Shared by `runs` and `latest`'s candidates."""
     sets: list[str] = []
     params: list[object] = []
     facts = event.facts
+    for name, value in (event.identity or {}).items():
+        if name in columns:
+            sets.append(f"{name} = ?")
+            params.append(value)
     for name in SCALAR_FACTS:
         if name in facts and name in columns:
             sets.append(f"{name} = ?")

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchledger.domain.errors import InputFormatError
-from benchledger.domain.records import Cell, CellOutcome, RunHeader
+from benchledger.domain.records import Cell, CellOutcome, RunHeader, RunRecord
 
 UNIT = "resolved_rate"
 UNKNOWN = "unknown"
@@ -187,3 +187,15 @@ def header(
         if key in ("benchmark", "agent", "provider", "model", "config"):
             filled[key] = (defaults or {})[key]
     return validate(RunHeader, filled, path)
+
+
+# What the importers fill in where a file names no benchmark, agent or model.
+FILLERS = {"benchmark": UNKNOWN_BENCHMARK, "agent": UNKNOWN, "model": UNKNOWN}
+
+
+def run_record(run: RunHeader, cells: Iterable[Cell], *filled: str) -> RunRecord:
+    """The run's record, its placeholders marked: the header fields still holding what the
+    importer filled in (a runner's `--model` may have replaced it), and the provenance keys
+    in `filled` (`provenance.tags`) that it filled where the file is silent."""
+    marked = [name for name, filler in FILLERS.items() if getattr(run, name) == filler]
+    return RunRecord(header=run, cells=tuple(cells), placeholders=(*marked, *filled))

@@ -26,6 +26,7 @@ from benchledger.adapters.formats.swebench_common import (
     header,
     jsonable,
     reconcile,
+    run_record,
     split_name,
     split_of,
     validate,
@@ -290,4 +291,6 @@ def parse(path: Path, data: bytes, defaults: Mapping[str, Any] | None) -> RunRec
         "provenance": jsonable(provenance),
     }
     unstated = {"agent", "model"} if meta is None else set()
-    return RunRecord(header=header(path, fields, defaults, unstated), cells=tuple(cells))
+    # A model read out of the submission's name is the importer's: its tags name none.
+    named = meta is not None and "models" not in who
+    return run_record(header(path, fields, defaults, unstated), cells, *(["model"] * named))

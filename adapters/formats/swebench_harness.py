@@ -28,6 +28,7 @@ from benchledger.adapters.formats.swebench_common import (
     cell,
     header,
     jsonable,
+    run_record,
     validate,
 )
 from benchledger.adapters.formats.swebench_experiments import instance_reports
@@ -270,4 +271,4 @@ def parse_report(path: Path, defaults: Mapping[str, Any] | None, document: Any) 
         "provenance": jsonable(provenance),
     }
     unstated = {"agent", "benchmark"} | ({"model"} if model == UNKNOWN else set())
-    return RunRecord(header=header(path, fields, defaults, unstated), cells=tuple(cells))
+    return run_record(header(path, fields, defaults, unstated), cells)

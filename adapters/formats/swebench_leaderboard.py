@@ -25,6 +25,7 @@ from benchledger.adapters.formats.swebench_common import (
     header,
     jsonable,
     reconcile,
+    run_record,
     split_name,
     split_of,
     validate,
@@ -82,6 +83,15 @@ def _tags(tags: list[str]) -> dict[str, list[str]]:
         key = kind.strip().lower() if colon else "other"
         kinds.setdefault(key, []).append(value.strip() if colon else tag)
     return kinds
+
+
+def _filled(row: Row) -> list[str]:
+    """The provenance keys the row leaves to the importer: its tags, when it has none
+    (the older schema), and its logs and trajectories where it states only that it has
+    them (`true`, the older schema's flag), where a newer one states where they are."""
+    filled = [] if "tags" in row.model_fields_set else ["provenance.tags"]
+    flags = row.model_extra or {}
+    return filled + [f"provenance.{key}" for key in ("logs", "trajs") if flags.get(key) is True]
 
 
 def _row(board: str, row: Row, path: Path, defaults: Mapping[str, Any] | None) -> RunRecord:
@@ -148,7 +158,9 @@ def _row(board: str, row: Row, path: Path, defaults: Mapping[str, Any] | None) -
         "metrics": metrics,
         "provenance": jsonable(provenance),
     }
-    return RunRecord(header=header(path, fields, defaults), cells=tuple(cells))
+    # A model read out of the row's name is the importer's: the row has no Model tag.
+    named = ["model"] if not models and named_model else []
+    return run_record(header(path, fields, defaults), cells, *named, *_filled(row))
 
 
 def parse_leaderboards(
@@ -198,4 +210,4 @@ def parse_info(
             "provenance": {"layout": "leaderboard_info", "alias": alias, "quirks": quirks},
         }
         unstated = {"agent", "benchmark"}
-        yield RunRecord(header=header(path, fields, defaults, unstated), cells=tuple(cells))
+        yield run_record(header(path, fields, defaults, unstated), cells)

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.adapters.formats.common import Owner
-from benchledger.adapters.formats.swebench_common import UNKNOWN, UNKNOWN_BENCHMARK, cell, header
+from benchledger.adapters.formats.swebench_common import (
+    UNKNOWN,
+    UNKNOWN_BENCHMARK,
+    cell,
+    header,
+    run_record,
+)
 from benchledger.adapters.formats.swebench_experiments import instance_reports
 from benchledger.adapters.formats.swebench_harness import report_members
 from benchledger.domain.records import RunRecord
@@ -85,6 +91,4 @@ def parse_logs(path: Path, defaults: Mapping[str, Any] | None) -> RunRecord:
         "metrics": {"resolved_instances": resolved_count, "instance_reports": len(cells)},
         "provenance": {"layout": "harness_logs", "run_id": run_id, "quirks": quirks},
     }
-    return RunRecord(
-        header=header(path, fields, defaults, {"agent", "benchmark"}), cells=tuple(cells)
-    )
+    return run_record(header(path, fields, defaults, {"agent", "benchmark"}), cells)

@@ -375,7 +375,10 @@ class TestThroughTheCli:
         invoke("import", str(SUPERSEDED))
         current = str(SUBMISSIONS / AMENDED)
         conflict = invoke("import", current, expect=1)
-        assert "already recorded with other facts: agent: recorded 'unknown'" in conflict.stderr
+        # Its agent and model were `unknown` (no metadata.yaml): placeholders, which the
+        # current submission fills. Its score is another: that is the conflict.
+        assert "already recorded with other facts: score: recorded 0.826" in conflict.stderr
+        assert "'unknown'" not in conflict.stderr
         [report] = [
             r
             for r in json.loads(invoke("import", current, "--amend", "--json").stdout)

@@ -70,7 +70,9 @@ def test_reads_work_over_the_whole_corpus(
         return result.stdout
 
     runs = json.loads(run("runs", "--json"))
-    assert len(runs) > 1000
+    # Its 695 runs, and the versions `--amend` recorded of those a newer file states
+    # differently (no longer of those it only fills placeholders of).
+    assert len(runs) > 800
     assert {r["benchmark"] for r in runs} >= {"swe_bench_verified", "mmlu", "gsm8k"}
     latest = json.loads(run("latest", "--json"))
     assert latest and all(r["status"] == "succeeded" for r in latest)

@@ -230,20 +230,29 @@ class TestImportingCopiesWithTheCli:
             (OTHER_RUN, "", "gpt-5"),
         ]
 
-    def test_naming_the_model_of_a_run_recorded_unknown_is_a_correction(
+    def test_naming_the_model_of_a_run_recorded_unknown_fills_it(
         self, tmp_path: Path, invoke: Invoke
     ) -> None:
         path = published(tmp_path)
         imported(invoke, str(path))
-        [conflict] = imported(invoke, str(path), "--model", "gpt-5", expect=1)
-        assert conflict["state"] == "conflict"
-        assert "model: recorded 'unknown', this file states 'gpt-5'" in conflict["message"]
-        [amended] = imported(invoke, str(path), "--model", "gpt-5", "--amend")
-        assert amended["state"] == "amended"
-        current = [r for r in runs(invoke) if not r["superseded_by"]]
-        assert [r["model"] for r in current] == ["gpt-5"]
+        [filled] = imported(invoke, str(path), "--model", "gpt-5")
+        assert (filled["state"], filled["merged_runs"]) == ("imported", 1)
+        assert [(r["model"], r["superseded_by"]) for r in runs(invoke)] == [("gpt-5", None)]
         again = imported(invoke, str(path), "--model", "gpt-5") + imported(invoke, str(path))
         assert [r["state"] for r in again] == ["unchanged", "unchanged"]
+
+    def test_naming_another_model_once_one_is_named_is_a_correction(
+        self, tmp_path: Path, invoke: Invoke
+    ) -> None:
+        path = published(tmp_path)
+        imported(invoke, str(path), "--model", "gpt-5")
+        [conflict] = imported(invoke, str(path), "--model", "o3", expect=1)
+        assert conflict["state"] == "conflict"
+        assert "model: recorded 'gpt-5', this file states 'o3'" in conflict["message"]
+        [amended] = imported(invoke, str(path), "--model", "o3", "--amend")
+        assert amended["state"] == "amended"
+        current = [r for r in runs(invoke) if not r["superseded_by"]]
+        assert [r["model"] for r in current] == ["o3"]
 
     def test_a_malformed_copy_appends_nothing_and_names_file_and_field(
         self, tmp_path: Path, invoke: Invoke
