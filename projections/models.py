@@ -1,4 +1,4 @@
-"""`models` and `model_aliases`: each stated model name, the `model_id` it resolves to and
+"""`models`: each stated model name, the `model_id` it resolves to and
 what joined it; kept by the `runs` projection, which stamps each run with that id.
 
 A run's name resolves by the shipped rules (`domain.model_identity`), then by the newest
@@ -25,45 +25,33 @@ MODELS = Table(
         "rule": str,
         "rule_id": str,
         "runs": int,
+        # An alias's reason and who declared it, for a name it joined.
         "alias_reason": str,
+        "alias_by": str,
         "position": int,
     },
     pk=("name",),
     indexes=(("model_id",), ("rule_id",)),
     lookups=(("rule_id",),),
 )
-ALIASES = Table(
-    "model_aliases",
-    {
-        "rule_id": str,
-        "model_id": str,
-        "name": str,
-        "provider": str,
-        "actor": str,
-        "reason": str,
-        "position": int,
-        "declared_at": str,
-    },
-    pk=("rule_id",),
-)
-
 # A run's name seen: listed once (under the alias of its rule id, if one was declared),
 # counted per run.
+# The newest alias of a rule id: every name of that rule id carries it.
+ALIAS_OF = (
+    "(SELECT model_id, provider, alias_reason, alias_by FROM [{models}] "
+    "WHERE rule_id = ? AND joined_by = 'alias' LIMIT 1)"
+)
 SEEN = (
     "INSERT INTO [{models}] (name, model_id, provider, joined_by, rule, rule_id, runs, "
-    "alias_reason, position) "
-    "SELECT ?, coalesce(a.model_id, ?), CASE WHEN a.rule_id IS NULL THEN ? ELSE a.provider END, "
-    "CASE WHEN a.rule_id IS NULL THEN ? ELSE 'alias' END, ?, ?, 1, a.reason, ? "
-    "FROM (SELECT 1) LEFT JOIN [{model_aliases}] a ON a.rule_id = ? WHERE true "
+    "alias_reason, alias_by, position) "
+    "SELECT ?, coalesce(a.model_id, ?), CASE WHEN a.model_id IS NULL THEN ? ELSE a.provider "
+    "END, CASE WHEN a.model_id IS NULL THEN ? ELSE 'alias' END, ?, ?, 1, a.alias_reason, "
+    f"a.alias_by, ? FROM (SELECT 1) LEFT JOIN {ALIAS_OF} a ON true WHERE true "
     "ON CONFLICT(name) DO UPDATE SET runs = runs + 1"
 )
 STAMP = (
     "UPDATE [{runs}] SET model_id = (SELECT model_id FROM [{models}] WHERE name = ?) "
     "WHERE run_id = ?"
-)
-ALIAS = (
-    "INSERT OR REPLACE INTO [{model_aliases}] (rule_id, model_id, name, provider, actor, "
-    "reason, position, declared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ALIAS_NAME = (
     "INSERT OR IGNORE INTO [{models}] (name, model_id, provider, joined_by, rule, rule_id, "
@@ -71,7 +59,7 @@ ALIAS_NAME = (
 )
 REJOIN = (
     "UPDATE [{models}] SET model_id = ?, provider = ?, joined_by = 'alias', alias_reason = ?, "
-    "position = ? WHERE rule_id = ?"
+    "alias_by = ?, position = ? WHERE rule_id = ?"
 )
 RESTAMP = (
     "UPDATE [{runs}] SET model_id = ? "
@@ -87,15 +75,11 @@ def run_seen(run_id: str, model: str, position: int) -> Iterator[Change]:
     yield STAMP, (model, run_id)
 
 
-def alias_declared(event: ModelAliasDeclared, position: int, at: str | None) -> Iterator[Change]:
+def alias_declared(event: ModelAliasDeclared, position: int) -> Iterator[Change]:
     """Every name resolving as the alias's name does now resolves to its `model_id`."""
     found = resolve_model(event.name)
     rid = found.model_id
     provider = implied_provider(event.model_id)
-    yield (
-        ALIAS,
-        (rid, event.model_id, event.name, provider, event.actor, event.reason, position, at),
-    )
     yield ALIAS_NAME, (event.name, event.model_id, provider, found.rule, rid, position)
-    yield REJOIN, (event.model_id, provider, event.reason or None, position, rid)
+    yield REJOIN, (event.model_id, provider, event.reason or None, event.actor, position, rid)
     yield RESTAMP, (event.model_id, rid)

@@ -42,11 +42,6 @@ COLUMNS: dict[str, type] = {
     "agent": str,
     "provider": str,
     "model": str,
-    # The canonical identities (`projections.models`): the model's id, the agent under
-    # test (None where the agent slot names the harness) and the harness that ran it.
-    "model_id": str,
-    "agent_id": str,
-    "harness": str,
     "status": str,
     "score": float,
     "unit": str,
@@ -56,6 +51,11 @@ COLUMNS: dict[str, type] = {
     "superseded_by": str,
     "started_at": str,
     "ended_at": str,
+    # The canonical identities (`projections.models`): the model's id, the agent under
+    # test (None where the agent slot names the harness) and the harness that ran it.
+    "model_id": str,
+    "agent_id": str,
+    "harness": str,
     "duration_seconds": float,
     "cells": int,
     "cells_passed": int,
@@ -252,7 +252,6 @@ class RunsProjection(Projection):
             ),
         ),
         models.MODELS,
-        models.ALIASES,
     )
 
     topics = topics_of(
@@ -345,7 +344,7 @@ class RunsProjection(Projection):
         elif isinstance(event, ScoreCorrected):
             yield CORRECT, (event.new_score, event.reason, at, pos, run_id)
         elif isinstance(event, ModelAliasDeclared):
-            yield from models.alias_declared(event, pos, at)
+            yield from models.alias_declared(event, pos)
 
 
 def _ended(envelope: Envelope, event: RunFinished | RunImported) -> tuple[object, ...]:

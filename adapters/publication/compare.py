@@ -35,7 +35,8 @@ from benchledger.projections.latest_select import REASON
 # where a source states none (a SWE-bench leaderboard's row).
 SAME_MODEL = (
     "run_id IN (SELECT run_id FROM runs WHERE model_id = coalesce((SELECT model_id FROM models "
-    "WHERE name = ?), (SELECT model_id FROM model_aliases WHERE rule_id = ?), ?) AND "
+    "WHERE name = ?), (SELECT model_id FROM models WHERE rule_id = ? AND joined_by = 'alias' "
+    "LIMIT 1), ?) AND "
     "(lower(provider) = ? OR (coalesce(provider, '') IN ('', 'unknown') AND "
     "(SELECT provider FROM models WHERE name = runs.model) = ?)))"
 )
