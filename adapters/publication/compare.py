@@ -71,15 +71,19 @@ class Side:
         as any source spelled it) and of the provider stated, or implied by the id where
         the source states none; a named agent is matched exactly; without one, synthetic
         calibration runs are no side's results."""
-        rule_id = resolve_model(self.model).model_id
-        sql = SAME_MODEL
-        params = [self.model, rule_id, rule_id, self.provider, self.provider]
+        sql, params = same_model(self.provider, self.model)
         if self.agent:
             sql += " AND agent = ?"
             params.append(self.agent)
         else:
             sql += " AND synthetic = 0"
         return sql, params
+
+
+def same_model(provider: str, model: str) -> tuple[str, list[str]]:
+    """SQL over `candidates` (or `runs`) for the runs of `provider:model` (`SAME_MODEL`)."""
+    rule_id = resolve_model(model).model_id
+    return SAME_MODEL, [model, rule_id, rule_id, provider, provider]
 
 
 def parse_side(text: str) -> Side:
