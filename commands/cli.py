@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "skips": ("read", "Benchmarks that `run` decided not to execute, and launches it refused."),
     "models": (
         "models",
-        "Each model_id with every name a source stated for it, and what joined it.",
+        "List each model_id with every name a source stated for it and what joined it.",
     ),
     "alias-model": ("models", "Declare that the model a source names NAME is MODEL_ID."),
     "latest": ("publish", "The newest publishable run per benchmark and agent."),
