@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "The audit log: every event in the ledger, in the order it was appended.",
     ),
     "skips": ("read", "Benchmarks that `run` decided not to execute, and launches it refused."),
+    "models": (
+        "models",
+        "List each model_id with every name a source stated for it and what joined it.",
+    ),
+    "alias-model": ("models", "Declare that the model a source names NAME is MODEL_ID."),
     "latest": ("publish", "The newest publishable run per benchmark and agent."),
     "matrix": ("publish", "Benchmarks x agents: the latest score, or why a cell has none."),
     "high-score": ("publish", "Reference the best published score of a benchmark."),
@@ -120,7 +125,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Commands that may start a new ledger: they append facts that need no earlier event.
 # Every other command needs an existing ledger and never creates one.
-CREATES = frozenset({"import", "run", "review", "demo", "benchmarks", "high-score"})
+CREATES = frozenset({"import", "run", "review", "demo", "benchmarks", "high-score", "alias-model"})
 
 
 class LazyGroup(click.Group):

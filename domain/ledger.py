@@ -8,7 +8,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from benchledger.domain import benchmark as benchmark_model
-from benchledger.domain import head_to_head, run_rules, verdicts
+from benchledger.domain import head_to_head, model_aliases, run_rules, verdicts
 from benchledger.domain import run as run_model
 from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError
@@ -201,6 +201,13 @@ class Ledger(Importing, Executing):
         verdict_id = uuid4()
         self._save([verdicts.first_event(verdicts.GateEvaluated, verdict_id, **fields)])
         return verdict_id
+
+    def declare_model_alias(self, name: str, model_id: str, actor: str, reason: str = "") -> UUID:
+        """Declare that the model a source names `name` is `model_id` (`benchledger
+        alias-model`): every name the rules resolve as they resolve `name` follows it."""
+        alias_id = uuid4()
+        self._save([model_aliases.declare(alias_id, name, model_id, actor, reason)])
+        return alias_id
 
     def record_review(self, **fields: Any) -> UUID:
         review_id = uuid4()

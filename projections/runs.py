@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from benchledger.domain.agent_identity import agent_identity
+from benchledger.domain.model_aliases import ModelAliasDeclared
 from benchledger.domain.run import (
     CellsRecorded,
     LeaseRenewed,
@@ -19,7 +21,7 @@ from benchledger.domain.run import (
     StaleRunRecovered,
 )
 from benchledger.domain.run_rules import stated_attempt, stated_versions
-from benchledger.projections import versions
+from benchledger.projections import models, versions
 from benchledger.projections.base import (
     Change,
     Envelope,
@@ -49,6 +51,11 @@ COLUMNS: dict[str, type] = {
     "superseded_by": str,
     "started_at": str,
     "ended_at": str,
+    # The canonical identities (`projections.models`): the model's id, the agent under
+    # test (None where the agent slot names the harness) and the harness that ran it.
+    "model_id": str,
+    "agent_id": str,
+    "harness": str,
     "duration_seconds": float,
     "cells": int,
     "cells_passed": int,
@@ -150,6 +157,7 @@ SUPERSEDE = (
     "UPDATE [{runs}] SET superseded_by = ?, superseded_reason = ?, superseded_at = ?, "
     "updated_at = ?, last_position = ? WHERE run_id = ?"
 )
+IDENTIFY = "UPDATE [{runs}] SET agent_id = ?, harness = ? WHERE run_id = ?"
 CORRECT = (
     "UPDATE [{runs}] SET original_score = CASE WHEN corrections = 0 THEN score "
     "ELSE original_score END, score = ?, corrections = corrections + 1, "
@@ -239,6 +247,7 @@ class RunsProjection(Projection):
                 ("benchmark", "started_at"),
                 ("agent", "started_at"),
                 ("model", "started_at"),
+                ("model_id", "started_at"),
                 ("status", "started_at"),
                 ("account", "started_at"),
             ),
@@ -247,6 +256,7 @@ class RunsProjection(Projection):
                 ForeignKey("superseded_by", "runs", "run_id"),
             ),
         ),
+        models.MODELS,
     )
 
     topics = topics_of(
@@ -261,6 +271,7 @@ class RunsProjection(Projection):
         RunInvalidated,
         RunReinstated,
         ScoreCorrected,
+        ModelAliasDeclared,
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
@@ -319,6 +330,8 @@ class RunsProjection(Projection):
                 yield IMPORTED, (*who, event.status.value, *started, *_ended(envelope, event))
             else:
                 yield INSERT, (*who, *started)
+            yield from models.run_seen(run_id, event.model, pos)
+            yield IDENTIFY, (*agent_identity(event.agent, event.source_format), run_id)
         elif isinstance(event, RunFinished):
             yield FINISH, (event.status.value, *_ended(envelope, event), at, pos, run_id)
         elif isinstance(event, RunFactsAdded):
@@ -335,6 +348,8 @@ class RunsProjection(Projection):
             yield INVALIDATE, (0, None, at, pos, run_id)
         elif isinstance(event, ScoreCorrected):
             yield CORRECT, (event.new_score, event.reason, at, pos, run_id)
+        elif isinstance(event, ModelAliasDeclared):
+            yield from models.alias_declared(event, pos)
 
 
 def _ended(envelope: Envelope, event: RunFinished | RunImported) -> tuple[object, ...]:

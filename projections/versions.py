@@ -12,7 +12,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "events": (3, ("events",)),
     "chain": (1, ("chain",)),
     "run_groups": (6, ("run_groups", "skips")),
-    "runs": (8, ("runs",)),
+    "runs": (9, ("runs", "models")),
     "cells": (3, ("cells",)),
     "campaigns": (2, ("campaigns", "run_fingerprints")),
     "trajectories": (2, ("turns",)),

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchledger.domain.errors import InputFormatError
+from benchledger.domain.model_identity import bfcl_entry
 from benchledger.domain.records import RunHeader
 
 UNKNOWN = "unknown"
@@ -21,9 +22,12 @@ def identity(model: str, defaults: Mapping[str, Any]) -> dict[str, Any]:
 
     BFCL drives the model itself, through the handler of its model registry entry, so
     the entry is what is under test: it is the agent unless the caller names one (an
-    agent stack that wrapped the model). No BFCL file names a provider."""
+    agent stack that wrapped the model). No file states an agent, so the entry is named
+    one way whichever file names its model (`Claude-Sonnet-4-5-20250929 (FC)` in the
+    tables, `claude-sonnet-4-5-20250929-FC` in the score files: `bfcl_entry`); the model
+    stays as the file states it. No BFCL file names a provider."""
     return {
-        "agent": defaults.get("agent") or model,
+        "agent": defaults.get("agent") or bfcl_entry(model),
         "provider": defaults.get("provider") or "",
         "model": model,
         "config": dict(defaults.get("config") or {}),

@@ -25,10 +25,21 @@ from benchledger.domain.comparison_stats import (
     verdict,
 )
 from benchledger.domain.errors import NotFoundError
+from benchledger.domain.model_identity import resolve_model
 from benchledger.domain.pairing import differing_config_keys
 from benchledger.domain.stats import bootstrap_ci, sign_test_p, winner
 from benchledger.projections.latest_select import REASON
 
+# The runs of one model_id (`projections.models`): the side's model as a stated name, else
+# the id its rules and the aliases give it; its provider as stated, or as the id implies
+# where a source states none (a SWE-bench leaderboard's row).
+SAME_MODEL = (
+    "run_id IN (SELECT run_id FROM runs WHERE model_id = coalesce((SELECT model_id FROM models "
+    "WHERE name = ?), (SELECT model_id FROM models WHERE rule_id = ? AND joined_by = 'alias' "
+    "LIMIT 1), ?) AND "
+    "(lower(provider) = ? OR (coalesce(provider, '') IN ('', 'unknown') AND "
+    "(SELECT provider FROM models WHERE name = runs.model) = ?)))"
+)
 SPEC = re.compile(r"^(?:(?P<agent>[^@:\s]+)@)?(?P<provider>[^@:\s]+):(?P<model>[^@\s]+)$")
 # A run `latest` could publish (for any agent, calibration harnesses included).
 ACCEPTABLE = f"kind = 'run' AND stale = 0 AND ({REASON}) IS NULL"
@@ -56,16 +67,23 @@ class Side:
         }
 
     def where(self) -> tuple[str, list[str]]:
-        """SQL over `candidates` for this side's runs: a named agent is matched exactly;
-        without one, synthetic calibration runs are no side's results."""
-        sql = "lower(provider) = ? AND model = ?"
-        params = [self.provider, self.model]
+        """SQL over `candidates` for this side's runs: those of the model's id (the model
+        as any source spelled it) and of the provider stated, or implied by the id where
+        the source states none; a named agent is matched exactly; without one, synthetic
+        calibration runs are no side's results."""
+        sql, params = same_model(self.provider, self.model)
         if self.agent:
             sql += " AND agent = ?"
             params.append(self.agent)
         else:
             sql += " AND synthetic = 0"
         return sql, params
+
+
+def same_model(provider: str, model: str) -> tuple[str, list[str]]:
+    """SQL over `candidates` (or `runs`) for the runs of `provider:model` (`SAME_MODEL`)."""
+    rule_id = resolve_model(model).model_id
+    return SAME_MODEL, [model, rule_id, rule_id, provider, provider]
 
 
 def parse_side(text: str) -> Side:
@@ -367,7 +385,8 @@ def tagged_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
     appearance; one row per benchmark either side ran. NotFoundError without runs or with
     only one side."""
     cursor = queries.conn.execute(
-        "SELECT run_id, benchmark, provider, model, status, score, unit, higher_is_better "
+        "SELECT run_id, benchmark, provider, model, model_id, status, score, unit, "
+        "higher_is_better "
         f"FROM runs WHERE {COMPARISON_TAG} = ? AND superseded_by IS NULL "
         "ORDER BY started_at, run_key",
         (comparison_id,),
@@ -376,9 +395,13 @@ def tagged_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
     runs = [dict(zip(names, r, strict=True)) for r in cursor]
     if not runs:
         raise NotFoundError(f"no comparison '{comparison_id}'")
+    # Sides by model_id (one model however its runs spell it), shown by the first run's name.
     sides: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    stated: dict[tuple[str, str], str] = {}
     for run in runs:
-        side = sides.setdefault((run["provider"], run["model"]), {})
+        key = (run["provider"], run["model_id"] or run["model"])
+        stated.setdefault(key, run["model"])
+        side = sides.setdefault(key, {})
         side[run["benchmark"]] = run  # the side's last run of a benchmark
     if len(sides) < 2:
         raise NotFoundError(
@@ -397,7 +420,7 @@ def tagged_comparison(queries: Queries, comparison_id: str) -> dict[str, Any]:
         rows.append(comparison_row(queries, benchmark, a, b, higher))
 
     def spec(key: tuple[str, str]) -> dict[str, Any]:
-        provider, model = key
+        provider, model = key[0], stated[key]
         return {"spec": f"{provider}:{model}", "agent": None, "provider": provider, "model": model}
 
     return {

@@ -27,6 +27,7 @@ from benchledger.adapters.publication.compare import (
     ACCEPTABLE,
     NEWEST,
     cell_values_and_clusters,
+    same_model,
 )
 from benchledger.adapters.publication.queries import Queries
 from benchledger.domain.comparison_stats import PairedStats, holm, paired_stats, verdict
@@ -97,9 +98,10 @@ class Side:
 
     def where(self) -> tuple[str, list[str]]:
         sql, params = "agent = ?", [self.agent]
-        if self.provider:
-            sql += " AND lower(provider) = ? AND model = ?"
-            params += [self.provider, str(self.model)]
+        if self.provider:  # the model's runs however spelled (its model_id)
+            model_sql, model_params = same_model(self.provider, str(self.model))
+            sql += f" AND {model_sql}"
+            params += model_params
         return sql, params
 
 

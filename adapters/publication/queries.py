@@ -52,11 +52,13 @@ class Queries:
             ("benchmark", benchmark),
             ("agent", agent),
             ("provider", provider),
-            ("model", model),
         ):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
+        if model is not None:  # the name as stated, or the id it resolves to
+            where.append("(model = ? OR model_id = ?)")
+            params += [model, model]
         if status == "invalidated":
             where.append("invalidated = 1")
         elif status == "superseded":
@@ -69,6 +71,15 @@ class Queries:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY coalesce(started_at, recorded_at), run_id"
         return [decode_run(r) for r in _rows(self.conn.execute(sql, params))]
+
+    def models(self, model_id: str | None = None) -> list[dict[str, Any]]:
+        """Each stated model name under its model_id, and what joined it (`models`)."""
+        sql = "SELECT model_id, name, provider, joined_by, runs, alias_reason FROM models"
+        params: list[str] = []
+        if model_id is not None:
+            sql += " WHERE model_id = ? OR name = ?"
+            params += [model_id, model_id]
+        return _rows(self.conn.execute(sql + " ORDER BY model_id, name", params))
 
     def runs_by_agent(self, *, desc: bool, limit: int) -> list[dict[str, Any]]:
         """The first `limit` runs by (agent, the source's run key or else the run id),

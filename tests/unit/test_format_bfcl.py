@@ -411,7 +411,13 @@ class TestLeaderboardTables:
         acme, other = parse(score_dir(tmp_path) / "data_overall.csv")
         head = acme.header
         assert head.run_key == "score/data_overall.csv#Acme FC 1 (FC)"
-        assert (head.benchmark, head.agent, head.model) == ("bfcl", *["Acme FC 1 (FC)"] * 2)
+        # The model as the table states it; the agent is its registry entry, named as the
+        # score files name it.
+        assert (head.benchmark, head.agent, head.model) == (
+            "bfcl",
+            "Acme FC 1-FC",
+            "Acme FC 1 (FC)",
+        )
         assert (head.score, head.unit, head.status) == (0.612, "accuracy", "succeeded")
         assert head.metrics == {
             "Overall Acc": 0.612,

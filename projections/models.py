@@ -1,0 +1,85 @@
+"""`models`: each stated model name, the `model_id` it resolves to and
+what joined it; kept by the `runs` projection, which stamps each run with that id.
+
+A run's name resolves by the shipped rules (`domain.model_identity`), then by the newest
+alias declared for the rule's id (`ModelAliasDeclared`): an alias declared after the runs
+re-stamps them, one declared before them is found when they arrive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from benchledger.domain.model_aliases import ModelAliasDeclared
+from benchledger.domain.model_identity import implied_provider, resolve_model
+from benchledger.projections.base import Change, Table
+
+MODELS = Table(
+    "models",
+    {
+        "model_id": str,
+        "name": str,
+        "provider": str,
+        # The rule that resolved the name (`stated`: it is its own id), or `alias`.
+        "joined_by": str,
+        "rule": str,
+        "rule_id": str,
+        "runs": int,
+        # An alias's reason and who declared it, for a name it joined.
+        "alias_reason": str,
+        "alias_by": str,
+        "position": int,
+    },
+    pk=("name",),
+    indexes=(("model_id",), ("rule_id",)),
+    lookups=(("rule_id",),),
+)
+# A run's name seen: listed once (under the alias of its rule id, if one was declared),
+# counted per run.
+# The newest alias of a rule id: every name of that rule id carries it.
+ALIAS_OF = (
+    "(SELECT model_id, provider, alias_reason, alias_by FROM [{models}] "
+    "WHERE rule_id = ? AND joined_by = 'alias' LIMIT 1)"
+)
+SEEN = (
+    "INSERT INTO [{models}] (name, model_id, provider, joined_by, rule, rule_id, runs, "
+    "alias_reason, alias_by, position) "
+    "SELECT ?, coalesce(a.model_id, ?), CASE WHEN a.model_id IS NULL THEN ? ELSE a.provider "
+    "END, CASE WHEN a.model_id IS NULL THEN ? ELSE 'alias' END, ?, ?, 1, a.alias_reason, "
+    f"a.alias_by, ? FROM (SELECT 1) LEFT JOIN {ALIAS_OF} a ON true WHERE true "
+    "ON CONFLICT(name) DO UPDATE SET runs = runs + 1"
+)
+STAMP = (
+    "UPDATE [{runs}] SET model_id = (SELECT model_id FROM [{models}] WHERE name = ?) "
+    "WHERE run_id = ?"
+)
+ALIAS_NAME = (
+    "INSERT OR IGNORE INTO [{models}] (name, model_id, provider, joined_by, rule, rule_id, "
+    "runs, position) VALUES (?, ?, ?, 'alias', ?, ?, 0, ?)"
+)
+REJOIN = (
+    "UPDATE [{models}] SET model_id = ?, provider = ?, joined_by = 'alias', alias_reason = ?, "
+    "alias_by = ?, position = ? WHERE rule_id = ?"
+)
+RESTAMP = (
+    "UPDATE [{runs}] SET model_id = ? "
+    "WHERE model IN (SELECT name FROM [{models}] WHERE rule_id = ?)"
+)
+
+
+def run_seen(run_id: str, model: str, position: int) -> Iterator[Change]:
+    """A run's stated model listed under its id, and the run stamped with that id."""
+    found = resolve_model(model)
+    rid = found.model_id
+    yield SEEN, (model, rid, found.provider, found.rule, found.rule, rid, position, rid)
+    yield STAMP, (model, run_id)
+
+
+def alias_declared(event: ModelAliasDeclared, position: int) -> Iterator[Change]:
+    """Every name resolving as the alias's name does now resolves to its `model_id`."""
+    found = resolve_model(event.name)
+    rid = found.model_id
+    provider = implied_provider(event.model_id)
+    yield ALIAS_NAME, (event.name, event.model_id, provider, found.rule, rid, position)
+    yield REJOIN, (event.model_id, provider, event.reason or None, event.actor, position, rid)
+    yield RESTAMP, (event.model_id, rid)
