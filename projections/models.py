@@ -75,6 +75,22 @@ def run_seen(run_id: str, model: str, position: int) -> Iterator[Change]:
     yield STAMP, (model, run_id)
 
 
+# A run's placeholder model filled by a later source (`RunFactsAdded.identity`): the run
+# leaves the name it was counted under (a name no run holds any more is dropped, unless an
+# alias keeps it), before it is seen under its stated name.
+LEFT = (
+    "UPDATE [{models}] SET runs = runs - 1 "
+    "WHERE name = (SELECT model FROM [{runs}] WHERE run_id = ?)"
+)
+DROP_UNUSED = "DELETE FROM [{models}] WHERE runs <= 0 AND joined_by != 'alias'"
+
+
+def run_renamed(run_id: str) -> Iterator[Change]:
+    """Before a run's model changes: it no longer counts under its old name."""
+    yield LEFT, (run_id,)
+    yield DROP_UNUSED, ()
+
+
 def alias_declared(event: ModelAliasDeclared, position: int) -> Iterator[Change]:
     """Every name resolving as the alias's name does now resolves to its `model_id`."""
     found = resolve_model(event.name)

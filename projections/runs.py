@@ -335,7 +335,14 @@ class RunsProjection(Projection):
         elif isinstance(event, RunFinished):
             yield FINISH, (event.status.value, *_ended(envelope, event), at, pos, run_id)
         elif isinstance(event, RunFactsAdded):
+            identity = event.identity or {}
+            if identity.get("model"):
+                yield from models.run_renamed(run_id)
             yield facts_added(event, at, pos, run_id)
+            if identity.get("model"):  # a placeholder model filled: its id follows it
+                yield from models.run_seen(run_id, identity["model"], pos)
+            if identity.get("agent"):
+                yield IDENTIFY, (*agent_identity(identity["agent"], event.source_format), run_id)
         elif isinstance(event, LeaseRenewed):
             yield RENEW, (iso(event.expires_at), at, at, pos, run_id)
         elif isinstance(event, StaleRunRecovered):

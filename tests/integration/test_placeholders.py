@@ -48,6 +48,17 @@ class TestAPlaceholderModelThenTheStatedOne:
         added = [e for e in history if e["type"] == "RunFactsAdded"]
         assert [sorted(e["data"]["facts"]) for e in added] == [["model", "provider"]]
 
+    def test_the_runs_model_id_follows_the_stated_model(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        invoke("import", str(native(tmp_path / "a.json", model="unknown")))
+        invoke("import", str(native(tmp_path / "b.json", model="Claude 3.5 Sonnet (20241022)")))
+        [run] = runs(invoke)
+        assert run["model_id"] == "claude-3-5-sonnet-20241022"
+        listed = {m["name"]: m for m in json.loads(invoke("models", "--json").stdout)}
+        assert listed["Claude 3.5 Sonnet (20241022)"]["runs"] == 1
+        assert "unknown" not in listed  # no run is counted under the placeholder any more
+
     def test_the_runs_signature_is_the_one_of_the_work_it_now_names(
         self, invoke: Invoke, tmp_path: Path
     ) -> None:
