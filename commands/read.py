@@ -9,6 +9,7 @@ import click
 
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import emit, output_options, short
+from benchledger.domain.records import RunStatus
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -24,6 +25,9 @@ RUN_COLUMNS = [
     "cells",
     "started_at",
 ]
+
+# What `runs --status` selects on: a run's status, or its invalidation or supersession.
+RUN_STATUS_FILTERS = [*(status.value for status in RunStatus), "invalidated", "superseded"]
 
 
 def _listing(run: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +45,9 @@ def _listing(run: dict[str, Any]) -> dict[str, Any]:
 @click.option("--provider", help="Only this provider")
 @click.option("--model", help="Only this model")
 @click.option(
-    "--status", help="Only this status (succeeded, failed, ..., invalidated or superseded)"
+    "--status",
+    type=click.Choice(RUN_STATUS_FILTERS),
+    help="Only runs of this status, or the invalidated or superseded ones",
 )
 @as_of_option
 @output_options

@@ -1,0 +1,93 @@
+"""Tables fit the terminal: the widest columns are cut, `--wide` shows everything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from benchledger.commands.cli import cli
+from benchledger.commands.output import ELLIPSIS, fit
+from tests.conftest import CORPUS
+from tests.ledgers import build_browsable, build_corpus
+
+
+def runs(db: Path, *args: str, columns: int | None = 100) -> Result:
+    env = {"COLUMNS": str(columns)} if columns else {}
+    result = CliRunner(env=env).invoke(cli, ["--db", str(db), "runs", *args])
+    assert result.exit_code == 0, result.stderr
+    return result
+
+
+def widest(text: str) -> int:
+    return max(len(line) for line in text.splitlines())
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_browsable(tmp_path_factory.mktemp("width") / "ledger.db")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"no corpus at {CORPUS}")
+    return build_corpus(tmp_path_factory.mktemp("width-corpus") / "ledger.db", CORPUS)
+
+
+class TestFittingTheTerminal:
+    def test_runs_of_the_demo_fit_a_100_column_terminal(self, demo: Path) -> None:
+        assert widest(runs(demo, "--wide").stdout) > 100, "the demo's table is no longer wide"
+        shown = runs(demo).stdout
+        assert widest(shown) <= 100
+        assert ELLIPSIS in shown
+
+    def test_runs_of_the_whole_corpus_fit_a_100_column_terminal(self, corpus: Path) -> None:
+        shown = runs(corpus).stdout
+        assert len(shown.splitlines()) > 500
+        assert widest(shown) <= 100
+
+    def test_wide_shows_every_column_whole(self, demo: Path) -> None:
+        wide = runs(demo, "--wide").stdout
+        assert ELLIPSIS not in wide
+        assert wide == runs(demo, columns=None).stdout
+
+    def test_a_pipe_without_columns_gets_the_whole_table(self, demo: Path) -> None:
+        """CliRunner's stdout is no terminal: as `benchledger runs > file` or `| grep`."""
+        assert ELLIPSIS not in runs(demo, columns=None).stdout
+
+    def test_json_and_csv_are_never_cut(self, demo: Path) -> None:
+        for fmt in ("--json", "--csv", "--nl"):
+            assert runs(demo, fmt, columns=40).stdout == runs(demo, fmt, columns=None).stdout
+
+
+class TestFit:
+    def test_a_table_that_fits_is_left_whole(self) -> None:
+        headers, body = fit(["a", "b"], [["x", "y"]], 80)
+        assert (headers, body) == (["a", "b"], [["x", "y"]])
+
+    def test_the_widest_columns_are_cut_first_and_narrow_ones_kept(self) -> None:
+        # "id" keeps its 4 characters (2 of header padding); the two gaps take 4; the
+        # other two columns share the remaining 38.
+        headers, body = fit(["id", "benchmark", "model"], [["1", "b" * 30, "m" * 50]], 46)
+        assert headers == ["id", "benchmark", "model"]
+        assert body == [["1", "b" * 18 + ELLIPSIS, "m" * 18 + ELLIPSIS]]
+
+    def test_a_cell_of_several_lines_is_shown_on_one(self) -> None:
+        _, body = fit(["error"], [["first\nsecond" + "x" * 40]], 20)
+        assert body == [["first second" + "x" * 7 + ELLIPSIS]]
+
+
+class TestStatusFilter:
+    def test_an_unknown_status_is_a_usage_error_naming_the_valid_ones(self, demo: Path) -> None:
+        result = CliRunner().invoke(cli, ["--db", str(demo), "runs", "--status", "bogus"])
+        assert result.exit_code == 2
+        assert "'bogus' is not one of" in result.stderr
+        for status in ("succeeded", "timed_out", "invalidated", "superseded"):
+            assert status in result.stderr
+        assert result.stdout == ""
+
+    def test_every_listed_status_is_accepted(self, demo: Path) -> None:
+        for status in ("succeeded", "failed", "invalidated", "superseded", "recovered"):
+            assert runs(demo, "--status", status, "--json").exit_code == 0
