@@ -8,8 +8,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from benchledger.commands.cli import cli
+from benchledger.commands.messages import error_text
 from benchledger.commands.output import ELLIPSIS, fit
 from tests.conftest import CORPUS
+from tests.helpers import run_json, write_json
 from tests.ledgers import build_browsable, build_corpus
 
 
@@ -91,3 +93,45 @@ class TestStatusFilter:
     def test_every_listed_status_is_accepted(self, demo: Path) -> None:
         for status in ("succeeded", "failed", "invalidated", "superseded", "recovered"):
             assert runs(demo, "--status", status, "--json").exit_code == 0
+
+
+def conflicting_import(tmp_path: Path, env: dict[str, str]) -> Result:
+    """Two files stating the same run with another score and error: a conflict."""
+    db = tmp_path / "ledger.db"
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    write_json(first, run_json(run_key="r1", score=0.5))
+    write_json(second, run_json(run_key="r1", score=0.75, model="m" * 150))
+    assert CliRunner().invoke(cli, ["--db", str(db), "import", str(first)]).exit_code == 0
+    return CliRunner(env=env).invoke(cli, ["--db", str(db), "import", str(second)])
+
+
+class TestLongErrors:
+    def test_a_conflict_on_a_terminal_names_its_fields_first_one_per_line_wrapped(
+        self, tmp_path: Path
+    ) -> None:
+        result = conflicting_import(tmp_path, {"COLUMNS": "60"})
+        assert result.exit_code == 1
+        lines = result.stderr.splitlines()
+        lines = lines[next(i for i, line in enumerate(lines) if line.startswith("Error: ")) :]
+        assert lines[0].startswith("Error: model, score of run 'r1'")
+        assert all(len(line) <= 60 for line in lines), result.stderr
+        assert any(
+            line.startswith("  score: recorded 0.5, this file states 0.75") for line in lines
+        )
+        assert any(line.startswith("  Nothing was appended") for line in lines)
+
+    def test_into_a_pipe_a_conflict_stays_one_line(self, tmp_path: Path) -> None:
+        result = conflicting_import(tmp_path, {})
+        assert result.exit_code == 1
+        (error,) = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+        assert "is already recorded with other facts: " in error
+        assert len(error) > 300
+
+    def test_any_long_error_wraps_to_the_terminal(self) -> None:
+        text = error_text("field 'score': " + "word " * 60, 50)
+        lines = text.splitlines()
+        assert lines[0].startswith("field 'score': ")
+        assert len(lines) > 3
+        assert all(len(line) <= 50 - len("Error: ") for line in lines[:1])
+        assert all(len(line) <= 50 for line in lines)
+        assert error_text("short", 50) == "short"
