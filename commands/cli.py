@@ -157,8 +157,10 @@ class LazyGroup(click.Group):
         except (click.UsageError, click.exceptions.Exit, click.Abort):
             raise
         except click.ClickException as e:
-            e.message = error_text(e.message, error_width())
-            raise
+            text = error_text(e.message, error_width())
+            if text == e.message or type(e) is not click.ClickException:
+                raise  # a subclass keeps its own exit code and way of showing itself
+            raise click.ClickException(text) from None
         except Exception as e:
             ledger = ctx.obj.path if isinstance(ctx.obj, LedgerContext) else None
             message = expected_error(e, ledger)

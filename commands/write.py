@@ -172,7 +172,7 @@ def import_(
     ]
     if problems:
         for r in problems:
-            stderr(f"Error: {error_text(r.message, error_width())}")
+            stderr(f"Error: {error_text(r.message or '', error_width())}")
         raise SystemExit(1)
     if counts["ignored"] == len(reports):
         raise click.ClickException(
