@@ -1,4 +1,6 @@
-"""Tables fit the terminal: the widest columns are cut, `--wide` shows everything."""
+"""What a user sees on a terminal: tables fit its width (`--wide` shows everything), long
+errors lead with what differs and wrap, a bad `--status` is a usage error, and `follow`
+says what it waits for."""
 
 from __future__ import annotations
 
@@ -135,3 +137,18 @@ class TestLongErrors:
         assert all(len(line) <= 50 - len("Error: ") for line in lines[:1])
         assert all(len(line) <= 50 for line in lines)
         assert error_text("short", 50) == "short"
+
+
+class TestFollow:
+    def test_on_a_sqlite_ledger_it_says_what_it_follows_and_that_it_is_current(
+        self, demo: Path
+    ) -> None:
+        result = CliRunner().invoke(
+            cli, ["--db", str(demo), "follow", "--polls", "1", "--interval", "0.5"]
+        )
+        assert result.exit_code == 0, result.stderr
+        assert result.stderr.startswith(f"Following {demo}, polling every 0.5 s")
+        assert "SQLite ledger: every command that writes to it brings its read models" in (
+            result.stderr
+        )
+        assert result.stdout == ""
