@@ -20,6 +20,7 @@ from benchledger.adapters.publication.export_files import write_atomically
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.commands.output import table as output_table
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, execute, mode_of, plan, registry_option
 from benchledger.domain.comparison_stats import Bootstrap
 from benchledger.domain.signature import Mode
@@ -140,6 +141,7 @@ def _benchmarks(values: tuple[str, ...]) -> list[str]:
 @click.option("--by", help="Who asked (default: your user name)")
 @output_options
 @pass_ledger
+@writes_paths(out_dir="--out")
 def compare(
     ctx: LedgerContext,
     side_a: str,

@@ -4,8 +4,10 @@ says what it waits for."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
@@ -152,3 +154,75 @@ class TestFollow:
             result.stderr
         )
         assert result.stdout == ""
+
+
+# Each command that writes a path the user names, with the arguments that name it.
+WRITERS = {
+    "publish": ["publish", "{path}"],
+    "export-latest": ["export-latest", "{path}"],
+    "export-viewer-data": ["export-viewer-data", "--out", "{path}"],
+    "results-matrix": ["results-matrix", "--out", "{path}"],
+    "head-to-head": [
+        "head-to-head",
+        "--target",
+        "eliza",
+        "--baseline",
+        "opencode",
+        "--out",
+        "{path}",
+    ],
+    "head-to-head --publish-latest-dir": [
+        "head-to-head",
+        "--target",
+        "eliza",
+        "--baseline",
+        "opencode",
+        "--publish-latest-dir",
+        "{path}",
+    ],
+}
+
+
+class TestMissingParentFolders:
+    @pytest.mark.parametrize("command", list(WRITERS))
+    def test_a_missing_parent_folder_is_refused_naming_it(
+        self, command: str, demo: Path, tmp_path: Path
+    ) -> None:
+        db = Path(shutil.copy(demo, tmp_path / "ledger.db"))
+        target = tmp_path / "missing" / "deeper" / "out"
+        args = [a.replace("{path}", str(target)) for a in WRITERS[command]]
+        result = CliRunner().invoke(cli, ["--db", str(db), *args])
+        assert result.exit_code == 1, result.output
+        assert f"the folder {tmp_path / 'missing'} does not exist" in result.stderr
+        assert "--parents" in result.stderr
+        assert not (tmp_path / "missing").exists()
+
+    @pytest.mark.parametrize("command", list(WRITERS))
+    def test_parents_creates_them(self, command: str, demo: Path, tmp_path: Path) -> None:
+        db = Path(shutil.copy(demo, tmp_path / "ledger.db"))
+        target = tmp_path / "missing" / "deeper" / "out"
+        args = [a.replace("{path}", str(target)) for a in WRITERS[command]]
+        result = CliRunner().invoke(cli, ["--db", str(db), *args, "--parents"])
+        assert result.exit_code == 0, result.stderr
+        assert target.exists()
+
+    def test_a_parent_that_exists_needs_no_flag(self, demo: Path, tmp_path: Path) -> None:
+        result = CliRunner().invoke(cli, ["--db", str(demo), "export-latest", str(tmp_path / "x")])
+        assert result.exit_code == 0, result.stderr
+        assert (tmp_path / "x" / "latest").is_dir()
+
+    def test_every_command_with_an_output_path_takes_parents(self) -> None:
+        for name in (
+            "publish",
+            "export-latest",
+            "export-viewer-data",
+            "results-matrix",
+            "head-to-head",
+            "view-head-to-head",
+            "compare",
+            "preflight",
+            "review",
+        ):
+            command = cli.get_command(click.Context(cli), name)
+            assert command is not None
+            assert "parents" in {p.name for p in command.params}, name
