@@ -1,12 +1,11 @@
 """How an error reads on a terminal: what differs first, one statement a line, wrapped.
 
-A message is wrapped only for a terminal (stderr one, or COLUMNS set), as a table is fitted
-(`output.table_width`); into a pipe or a log it stays one line, for grep.
+A message is wrapped only on a terminal (stderr is one; its width, or COLUMNS), as a table
+is fitted (`output.table_width`); into a pipe or a log it stays one line, for grep.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sys
@@ -26,7 +25,7 @@ NEXT_FACT = re.compile(r"; (?=[\w.\[\]-]+: recorded )")
 
 def error_width() -> int | None:
     """The width an error is wrapped to, or None to leave it one line."""
-    if "COLUMNS" not in os.environ and not sys.stderr.isatty():
+    if not sys.stderr.isatty():
         return None
     return shutil.get_terminal_size().columns
 

@@ -6,7 +6,6 @@ import csv
 import functools
 import io
 import json
-import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -92,11 +91,12 @@ def table(headers: Sequence[str], body: Sequence[Sequence[str]]) -> str:
 
 def table_width() -> int | None:
     """The width a table must fit: the terminal's (COLUMNS where set), or None, no limit,
-    under --wide or when stdout is no terminal and COLUMNS is unset (a pipe, a file)."""
+    under --wide or when stdout is no terminal (a pipe, a file). COLUMNS alone does not
+    make a terminal: readline exports it to every child of a process that loaded it."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None and any(c.meta.get(WIDE) for c in _lineage(ctx)):
         return None
-    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+    if not sys.stdout.isatty():
         return None
     return shutil.get_terminal_size().columns
 

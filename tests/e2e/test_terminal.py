@@ -4,12 +4,19 @@ says what it waits for."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
 import shutil
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from benchledger.commands.cli import cli
 from benchledger.commands.messages import error_text
@@ -18,12 +25,37 @@ from tests.conftest import CORPUS
 from tests.helpers import run_json, write_json
 from tests.ledgers import build_browsable, build_corpus
 
+CLI = [sys.executable, "-c", "from benchledger.commands.cli import cli; cli()"]
 
-def runs(db: Path, *args: str, columns: int | None = 100) -> Result:
-    env = {"COLUMNS": str(columns)} if columns else {}
+
+def on_terminal(*args: str, columns: int = 100) -> tuple[int, str]:
+    """`benchledger ARGS` on a pseudo-terminal `columns` wide (COLUMNS set too, as a shell
+    does): its exit code and what the terminal showed, stdout and stderr as they came."""
+    main, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {**os.environ, "COLUMNS": str(columns)}
+    process = subprocess.Popen(
+        [*CLI, *args], stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary, env=env
+    )
+    os.close(secondary)
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return process.wait(60), shown.decode().replace("\r\n", "\n")
+
+
+def runs(db: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """`benchledger runs` into a pipe (CliRunner's stdout is no terminal)."""
     result = CliRunner(env=env).invoke(cli, ["--db", str(db), "runs", *args])
     assert result.exit_code == 0, result.stderr
-    return result
+    return result.stdout
 
 
 def widest(text: str) -> int:
@@ -44,28 +76,36 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 class TestFittingTheTerminal:
     def test_runs_of_the_demo_fit_a_100_column_terminal(self, demo: Path) -> None:
-        assert widest(runs(demo, "--wide").stdout) > 100, "the demo's table is no longer wide"
-        shown = runs(demo).stdout
+        assert widest(runs(demo)) > 100, "the demo's table is no longer wide"
+        code, shown = on_terminal("--db", str(demo), "runs")
+        assert code == 0, shown
         assert widest(shown) <= 100
         assert ELLIPSIS in shown
+        assert len(shown.splitlines()) == len(runs(demo).splitlines())
 
     def test_runs_of_the_whole_corpus_fit_a_100_column_terminal(self, corpus: Path) -> None:
-        shown = runs(corpus).stdout
+        code, shown = on_terminal("--db", str(corpus), "runs")
+        assert code == 0, shown[-2000:]
         assert len(shown.splitlines()) > 500
         assert widest(shown) <= 100
 
-    def test_wide_shows_every_column_whole(self, demo: Path) -> None:
-        wide = runs(demo, "--wide").stdout
+    def test_wide_shows_every_column_whole_on_a_terminal(self, demo: Path) -> None:
+        code, wide = on_terminal("--db", str(demo), "runs", "--wide")
+        assert code == 0, wide
         assert ELLIPSIS not in wide
-        assert wide == runs(demo, columns=None).stdout
+        assert wide == runs(demo)
 
-    def test_a_pipe_without_columns_gets_the_whole_table(self, demo: Path) -> None:
-        """CliRunner's stdout is no terminal: as `benchledger runs > file` or `| grep`."""
-        assert ELLIPSIS not in runs(demo, columns=None).stdout
+    def test_a_pipe_gets_the_whole_table_whatever_columns_says(self, demo: Path) -> None:
+        """As `benchledger runs > file` or `| grep`: readline exports COLUMNS to the
+        children of any process that loaded it, so COLUMNS alone is no terminal."""
+        assert runs(demo, env={"COLUMNS": "40"}) == runs(demo)
+        assert ELLIPSIS not in runs(demo)
 
     def test_json_and_csv_are_never_cut(self, demo: Path) -> None:
         for fmt in ("--json", "--csv", "--nl"):
-            assert runs(demo, fmt, columns=40).stdout == runs(demo, fmt, columns=None).stdout
+            code, shown = on_terminal("--db", str(demo), "runs", fmt, columns=40)
+            assert code == 0
+            assert shown == runs(demo, fmt)
 
 
 class TestFit:
@@ -96,36 +136,41 @@ class TestStatusFilter:
 
     def test_every_listed_status_is_accepted(self, demo: Path) -> None:
         for status in ("succeeded", "failed", "invalidated", "superseded", "recovered"):
-            assert runs(demo, "--status", status, "--json").exit_code == 0
+            assert runs(demo, "--status", status, "--json").startswith("[")
 
 
-def conflicting_import(tmp_path: Path, env: dict[str, str]) -> Result:
-    """Two files stating the same run with another score and error: a conflict."""
+def conflicting_files(tmp_path: Path) -> tuple[Path, Path]:
+    """A ledger holding a run, and a file stating that run with another score and model:
+    a conflict."""
     db = tmp_path / "ledger.db"
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     write_json(first, run_json(run_key="r1", score=0.5))
     write_json(second, run_json(run_key="r1", score=0.75, model="m" * 150))
     assert CliRunner().invoke(cli, ["--db", str(db), "import", str(first)]).exit_code == 0
-    return CliRunner(env=env).invoke(cli, ["--db", str(db), "import", str(second)])
+    return db, second
 
 
 class TestLongErrors:
     def test_a_conflict_on_a_terminal_names_its_fields_first_one_per_line_wrapped(
         self, tmp_path: Path
     ) -> None:
-        result = conflicting_import(tmp_path, {"COLUMNS": "60"})
-        assert result.exit_code == 1
-        lines = result.stderr.splitlines()
+        db, second = conflicting_files(tmp_path)
+        code, shown = on_terminal("--db", str(db), "import", str(second), columns=60)
+        assert code == 1
+        lines = shown.splitlines()
         lines = lines[next(i for i, line in enumerate(lines) if line.startswith("Error: ")) :]
         assert lines[0].startswith("Error: model, score of run 'r1'")
-        assert all(len(line) <= 60 for line in lines), result.stderr
+        assert all(len(line) <= 60 for line in lines), shown
         assert any(
             line.startswith("  score: recorded 0.5, this file states 0.75") for line in lines
         )
         assert any(line.startswith("  Nothing was appended") for line in lines)
 
     def test_into_a_pipe_a_conflict_stays_one_line(self, tmp_path: Path) -> None:
-        result = conflicting_import(tmp_path, {})
+        db, second = conflicting_files(tmp_path)
+        result = CliRunner(env={"COLUMNS": "60"}).invoke(
+            cli, ["--db", str(db), "import", str(second)]
+        )
         assert result.exit_code == 1
         (error,) = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
         assert "is already recorded with other facts: " in error
