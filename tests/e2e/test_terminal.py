@@ -21,6 +21,8 @@ from click.testing import CliRunner
 from benchledger.commands.cli import cli
 from benchledger.commands.messages import error_text
 from benchledger.commands.output import ELLIPSIS, fit
+from benchledger.commands.read import RUN_STATUSES
+from benchledger.domain.records import RunStatus
 from tests.conftest import CORPUS
 from tests.helpers import run_json, write_json
 from tests.ledgers import build_browsable, build_corpus
@@ -133,6 +135,9 @@ class TestStatusFilter:
         for status in ("succeeded", "timed_out", "invalidated", "superseded"):
             assert status in result.stderr
         assert result.stdout == ""
+
+    def test_the_statuses_it_takes_are_the_domains(self) -> None:
+        assert [status.value for status in RunStatus] == RUN_STATUSES
 
     def test_every_listed_status_is_accepted(self, demo: Path) -> None:
         for status in ("succeeded", "failed", "invalidated", "superseded", "recovered"):
