@@ -17,6 +17,7 @@ from benchledger.adapters.publication import artifacts
 from benchledger.commands.context import LedgerContext
 from benchledger.commands.gates import json_option
 from benchledger.commands.output import stderr
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, plan, registry_option, selection_options
 from benchledger.domain.errors import InputFormatError, NotFoundError
 
@@ -108,6 +109,7 @@ def artifacts_line(result: artifacts.ArtifactCheck) -> tuple[str, str]:
 @selection_options
 @out_option
 @json_option
+@writes_paths(out_dir="--out")
 def preflight(out_dir: Path, as_json: bool, **work_options: Any) -> None:
     """Check that the selected work can run, without running anything.
 

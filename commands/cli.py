@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from benchledger.commands.context import LedgerContext, expected_error
+from benchledger.commands.messages import error_text, error_width
 
 # Command name -> (module in benchledger.commands, its one-line help). A command's
 # module is imported only when that command runs, so `--help`, `--version` and a
@@ -158,14 +159,19 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except (click.UsageError, click.exceptions.Exit, click.Abort):
             raise
+        except click.ClickException as e:
+            text = error_text(e.message, error_width())
+            if text == e.message or type(e) is not click.ClickException:
+                raise  # a subclass keeps its own exit code and way of showing itself
+            raise click.ClickException(text) from None
         except Exception as e:
             ledger = ctx.obj.path if isinstance(ctx.obj, LedgerContext) else None
             message = expected_error(e, ledger)
             if message is None:
                 raise
-            raise click.ClickException(message) from None
+            raise click.ClickException(error_text(message, error_width())) from None
 
 
 def _shorten(text: str, limit: int) -> str:

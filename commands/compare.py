@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import click
-from tabulate import tabulate
 
 from benchledger.adapters.execution.runner import BenchmarkOutcome
 from benchledger.adapters.publication import compare as comparisons
@@ -20,6 +19,8 @@ from benchledger.adapters.publication.executed_compare import RunSide
 from benchledger.adapters.publication.export_files import write_atomically
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.commands.output import table as output_table
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, execute, mode_of, plan, registry_option
 from benchledger.domain.comparison_stats import Bootstrap
 from benchledger.domain.signature import Mode
@@ -140,6 +141,7 @@ def _benchmarks(values: tuple[str, ...]) -> list[str]:
 @click.option("--by", help="Who asked (default: your user name)")
 @output_options
 @pass_ledger
+@writes_paths(out_dir="--out")
 def compare(
     ctx: LedgerContext,
     side_a: str,
@@ -474,11 +476,8 @@ def render(stored: dict[str, Any], as_json: bool) -> str:
     ]
     with_status = any("status" in row for row in stored["rows"])
     columns = STATUS_COLUMNS if with_status else COLUMNS
-    table = tabulate(
-        [[_cell(row, column) for column in columns] for row in stored["rows"]],
-        headers=columns,
-        tablefmt="simple",
-        disable_numparse=True,
+    table = output_table(
+        columns, [[_cell(row, column) for column in columns] for row in stored["rows"]]
     )
     if not with_status:
         return "\n".join([*header, table])

@@ -12,6 +12,7 @@ from benchledger.adapters.publication.exports import export_latest
 from benchledger.adapters.publication.publication import Selection, load
 from benchledger.adapters.publication.viewer_export import export_viewer_data
 from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 from benchledger.commands.selection import selection_option
 
@@ -25,6 +26,7 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 @as_of_option
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger
+@writes_paths(directory="DIRECTORY")
 def export_latest_command(
     ctx: LedgerContext,
     directory: Path,
@@ -82,6 +84,7 @@ def export_latest_command(
 @as_of_option
 @click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON")
 @pass_ledger
+@writes_paths(out="--out")
 def export_viewer_data_command(
     ctx: LedgerContext,
     out: Path,

@@ -18,6 +18,7 @@ from benchledger.adapters.publication.compare import benchmarks_of
 from benchledger.adapters.publication.queries import Queries
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -146,6 +147,7 @@ def enforce_options(command: Any) -> Any:
 @click.option("--by", help="Who asked (default: your user name)")
 @output_options
 @pass_ledger
+@writes_paths(out="--out", publish_latest_dir="--publish-latest-dir")
 def head_to_head(
     ctx: LedgerContext,
     /,
@@ -277,6 +279,7 @@ def head_to_head(
 @as_of_option
 @output_options
 @pass_ledger
+@writes_paths(out="--out", publish_latest_dir="--publish-latest-dir")
 def view_head_to_head(
     ctx: LedgerContext,
     report_id: str,

@@ -154,6 +154,7 @@ def follow(ctx: LedgerContext, interval: float, polls: int | None) -> None:
         benchledger --event-store postgresql://ledger@db/bench --db reader.db follow
     """
     runner = ctx.services.runner
+    stderr(following(ctx, interval))
     done = 0
     try:
         while polls is None or done < polls:
@@ -165,6 +166,24 @@ def follow(ctx: LedgerContext, interval: float, polls: int | None) -> None:
                 time.sleep(interval)
     except KeyboardInterrupt:
         stderr("stopped")
+
+
+def following(ctx: LedgerContext, interval: float) -> str:
+    """What `follow` waits for: without it, a SQLite ledger's follow printed nothing, ever."""
+    every = f"polling every {interval:g} s (Ctrl-C to stop)"
+    url = ctx.settings.event_store_url
+    if url:
+        from benchledger.adapters.store.bootstrap import shown_url
+
+        return (
+            f"Following the event store at {shown_url(url)} into the read models of "
+            f"{ctx.path}, {every}; each batch of new events is reported as it is applied"
+        )
+    return (
+        f"Following {ctx.path}, {every}. It is a SQLite ledger: every command that writes "
+        "to it brings its read models current as it writes, so there is nothing to wait "
+        "for; `follow` is for a reader of a PostgreSQL event store (--event-store)"
+    )
 
 
 @click.command()

@@ -6,6 +6,7 @@ import csv
 import functools
 import io
 import json
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -13,10 +14,31 @@ from typing import Any
 import click
 from tabulate import tabulate
 
+WIDE = "benchledger.wide"
+# tabulate's "simple" format: two spaces between columns, and a header padded by two.
+COLUMN_GAP = 2
+HEADER_PADDING = 2
+# A column cut to fit is never narrower than this: its start must still say something.
+NARROWEST = 5
+ELLIPSIS = "\u2026"
+
+
+def _remember_wide(ctx: click.Context, _param: click.Parameter, wide: bool) -> None:
+    if wide:
+        ctx.meta[WIDE] = True
+
 
 def output_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--json / --csv / --nl / --table: one shared decorator for every listing command."""
+    """--json / --csv / --nl / --table / --wide: one shared decorator for every listing
+    command."""
 
+    @click.option(
+        "--wide",
+        is_flag=True,
+        expose_value=False,
+        callback=_remember_wide,
+        help="Show a table's every column whole, however wide (default: fit the terminal)",
+    )
     @click.option("--json", "fmt", flag_value="json", help="Output a JSON array")
     @click.option("--csv", "fmt", flag_value="csv", help="Output CSV")
     @click.option("--nl", "fmt", flag_value="nl", help="Output newline-delimited JSON")
@@ -55,14 +77,69 @@ def emit(
     if not rows:
         click.echo(empty, err=True)
         return
-    click.echo(
-        tabulate(
-            [[_cell(row.get(c)) for c in cols] for row in rows],
-            headers=cols,
-            tablefmt="simple",
-            disable_numparse=True,
-        )
-    )
+    click.echo(table(cols, [[_cell(row.get(c)) for c in cols] for row in rows]))
+
+
+def table(headers: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """A table of text cells, its widest columns cut to fit the terminal (see
+    `table_width`)."""
+    width = table_width()
+    if width is not None:
+        headers, body = fit(headers, body, width)
+    return str(tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True))
+
+
+def table_width() -> int | None:
+    """The width a table must fit: the terminal's (COLUMNS where set), or None, no limit,
+    under --wide or when stdout is no terminal (a pipe, a file). COLUMNS alone does not
+    make a terminal: readline exports it to every child of a process that loaded it."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and any(c.meta.get(WIDE) for c in _lineage(ctx)):
+        return None
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
+
+
+def _lineage(ctx: click.Context) -> list[click.Context]:
+    found: list[click.Context] = []
+    current: click.Context | None = ctx
+    while current is not None:
+        found.append(current)
+        current = current.parent
+    return found
+
+
+def fit(
+    headers: Sequence[str], body: Sequence[Sequence[str]], width: int
+) -> tuple[list[str], list[list[str]]]:
+    """Headers and cells cut so the table is at most `width` characters wide: one line
+    per cell, and the widest columns cut to a common width, ending in an ellipsis. A
+    table of more columns than fit even at NARROWEST characters each stays wider."""
+    flat = [[" ".join(cell.split("\n")) for cell in row] for row in body]
+    widths = [
+        max([len(header) + HEADER_PADDING, *(len(row[i]) for row in flat)])
+        for i, header in enumerate(headers)
+    ]
+    budget = width - COLUMN_GAP * (len(headers) - 1)
+    if sum(widths) <= budget:
+        return list(headers), flat
+    cap = max(widths)
+    while cap > NARROWEST and sum(min(w, cap) for w in widths) > budget:
+        cap -= 1
+    cut_headers = [
+        _cut(header, cap - HEADER_PADDING) if w > cap else header
+        for header, w in zip(headers, widths, strict=True)
+    ]
+    cut_body = [
+        [_cut(cell, cap) if w > cap else cell for cell, w in zip(row, widths, strict=True)]
+        for row in flat
+    ]
+    return cut_headers, cut_body
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
 
 
 def _cell(value: Any, *, plain: bool = False) -> str:

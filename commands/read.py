@@ -25,6 +25,12 @@ RUN_COLUMNS = [
     "started_at",
 ]
 
+# What `runs --status` selects on: a run's status (domain.records.RunStatus, spelled out so
+# that `runs` loads no pydantic; a test keeps them equal), or its invalidation or
+# supersession.
+RUN_STATUSES = ["running", "recovered", "succeeded", "failed", "timed_out", "cancelled", "error"]
+RUN_STATUS_FILTERS = [*RUN_STATUSES, "invalidated", "superseded"]
+
 
 def _listing(run: dict[str, Any]) -> dict[str, Any]:
     status = run["status"] + (" (invalidated)" if run["invalidated"] else "")
@@ -41,7 +47,9 @@ def _listing(run: dict[str, Any]) -> dict[str, Any]:
 @click.option("--provider", help="Only this provider")
 @click.option("--model", help="Only this model")
 @click.option(
-    "--status", help="Only this status (succeeded, failed, ..., invalidated or superseded)"
+    "--status",
+    type=click.Choice(RUN_STATUS_FILTERS),
+    help="Only runs of this status, or the invalidated or superseded ones",
 )
 @as_of_option
 @output_options

@@ -10,6 +10,7 @@ from benchledger.adapters.publication import results_markdown, results_matrix
 from benchledger.adapters.publication.review import write_atomic
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import stderr
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -34,6 +35,7 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
     help="Compare this committed matrix with the ledger; exit 1 naming the cells that differ",
 )
 @pass_ledger
+@writes_paths(out_file="--out")
 def results_matrix_(
     ctx: LedgerContext,
     harnesses: str,

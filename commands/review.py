@@ -29,6 +29,7 @@ from benchledger.commands.checks import (
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.gates import json_option, tolerance_option
 from benchledger.commands.output import short, stderr
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 from benchledger.commands.selection import selection_option
 from benchledger.commands.work import Work, execute, mode_of, mode_options, selection_options
@@ -91,6 +92,7 @@ class Steps:
 @generated_option
 @json_option
 @pass_ledger
+@writes_paths(out_dir="--out")
 def review(
     ctx: LedgerContext,
     /,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from benchledger.commands.context import LedgerContext, as_of_option
+from benchledger.commands.paths import writes_paths
 
 if TYPE_CHECKING:
     from benchledger.adapters.store.snapshot import Stamp
@@ -36,6 +37,7 @@ def write_snapshot(ctx: LedgerContext, out: Path, as_of: str | None, *, replace:
 @click.option("--force", is_flag=True, help="Replace OUT when it is an older snapshot")
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot's stamp as JSON")
 @pass_ledger
+@writes_paths(out="OUT")
 def publish(ctx: LedgerContext, out: Path, as_of: str | None, force: bool, as_json: bool) -> None:
     """Write a frozen, self-contained snapshot of the ledger to OUT.
 

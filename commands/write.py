@@ -13,6 +13,7 @@ from uuid import UUID
 import click
 
 from benchledger.commands.context import LedgerContext, actor
+from benchledger.commands.messages import error_text, error_width
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.domain.errors import InputFormatError
 
@@ -171,7 +172,7 @@ def import_(
     ]
     if problems:
         for r in problems:
-            stderr(f"Error: {r.message}")
+            stderr(f"Error: {error_text(r.message or '', error_width())}")
         raise SystemExit(1)
     if counts["ignored"] == len(reports):
         raise click.ClickException(

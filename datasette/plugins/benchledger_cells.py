@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from markupsafe import Markup
@@ -17,6 +19,13 @@ from markupsafe import Markup
 from datasette import hookimpl
 
 SIGNIFICANT_DIGITS = 4
+# A table or query page shows a JSON payload or a long text as one line of at most this many
+# characters: a row one line tall, whatever the payload. The row page shows it whole.
+SHORTENED_CHARS = 80
+
+# Whether the page being rendered is a row page: render_cell is not told which page it
+# draws, so asgi_wrapper notes it for the request being served (one context per request).
+ON_ROW_PAGE: ContextVar[bool] = ContextVar("benchledger_on_row_page", default=False)
 
 # Score-like REAL columns of the read models besides `score` and `*_score`: accuracies,
 # rates, differences, intervals and p-values, whose float noise is all a reader sees.
@@ -91,6 +100,56 @@ def pretty_json(value: str, longest: int = 0) -> Markup | None:
     return Markup('<pre class="benchledger-json">{}</pre>').format(text)
 
 
+def shortened(value: str, limit: int = SHORTENED_CHARS) -> Markup | None:
+    """A JSON payload on one line, or a text longer than `limit` cut to it, its first
+    `limit` characters then an ellipsis; None for a short plain text, shown as it is."""
+    text = value
+    is_json = False
+    if value.startswith(("{", "[")):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict | list) and parsed:
+            text = json.dumps(parsed, ensure_ascii=False, separators=(", ", ": "))
+            is_json = True
+    if len(text) <= limit and not is_json:
+        return None
+    cut = text if len(text) <= limit else text[:limit] + "\u2026"
+    return Markup('<span class="benchledger-short">{}</span>').format(cut)
+
+
+def is_row_page(path: str) -> bool:
+    """Datasette's row page is /DATABASE/TABLE/PRIMARY-KEYS (no format suffix): three
+    path segments, none of them `-` (its own pages, such as /-/dashboards/NAME)."""
+    parts = [part for part in path.split("/") if part]
+    return len(parts) == 3 and parts[0] != "-" and "." not in parts[2]
+
+
+def markdown_columns(datasette: Any) -> frozenset[str]:
+    """The columns datasette-render-markdown renders (metadata.yml's `plugins:`)."""
+    config = datasette.plugin_config("datasette-render-markdown") or {}
+    return frozenset(config.get("columns") or ())
+
+
+ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
+
+
+@hookimpl
+def asgi_wrapper(datasette: Any) -> Callable[[ASGIApp], ASGIApp]:
+    def wrap(app: ASGIApp) -> ASGIApp:
+        async def noting_the_page(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            token = ON_ROW_PAGE.set(scope.get("type") == "http" and is_row_page(scope["path"]))
+            try:
+                await app(scope, receive, send)
+            finally:
+                ON_ROW_PAGE.reset(token)
+
+        return noting_the_page
+
+    return wrap
+
+
 @hookimpl
 def render_cell(
     value: Any, column: str, row: sqlite3.Row | None, datasette: Any
@@ -101,5 +160,9 @@ def render_cell(
         flagged = status_with_flags(value, row)
         return flagged if flagged != value else None
     if isinstance(value, str):
+        if not ON_ROW_PAGE.get():
+            if column in markdown_columns(datasette):
+                return None  # left whole to datasette-render-markdown
+            return shortened(value)
         return pretty_json(value, datasette.setting("truncate_cells_html") or 0)
     return None

@@ -9,6 +9,7 @@ BENCHLEDGER_REQUIRE_BROWSER=1 (set by CI), where they fail.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,13 +17,15 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
+from urllib.request import urlopen
 
 import pytest
 
-from tests.ledgers import PLANTED_ERROR, build_browsable
+from tests.conftest import CORPUS
+from tests.ledgers import PLANTED_ERROR, build_browsable, build_corpus
 
 CLI = [sys.executable, "-c", "from benchledger.commands.cli import cli; cli()"]
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -88,8 +91,9 @@ def ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_browsable(tmp_path_factory.mktemp("browser") / "ledger.db")
 
 
-@pytest.fixture(scope="module")
-def browser(ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+@contextmanager
+def serving(ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """`benchledger serve` over `ledger` on a free port, and a browser pointed at it."""
     if CHROMIUM is None:
         pytest.fail(f"BENCHLEDGER_REQUIRE_BROWSER=1 but {MISSING}")
     configured = os.environ.get("BENCHLEDGER_SCREENSHOTS")
@@ -101,12 +105,18 @@ def browser(ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     try:
         assert server.stderr is not None
         line = server.stderr.readline()
-        match = re.search(r"at (http://127\.0\.0\.1:\d+)/ledger ", line)
+        match = re.search(rf"at (http://127\.0\.0\.1:\d+)/{ledger.stem} ", line)
         assert match, line
         yield Browser(match.group(1), tmp_path_factory.mktemp("profile"), screenshots)
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.fixture(scope="module")
+def browser(ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    with serving(ledger, tmp_path_factory) as served:
+        yield served
 
 
 def scalar(db: Path, sql: str) -> str:
@@ -168,3 +178,102 @@ class TestInTheBrowser:
         dom = browser.load(f"/ledger/runs?{query}", "filter")
         assert PLANTED_ERROR in dom
         assert re.search(r"<h3>\s*1 row\s", dom), "exactly the planted run"
+
+
+# The page's rows, measured where Chromium laid them out: the page as served, with a
+# script that writes each row's top (px from the top of the page) into the DOM.
+MEASURE_ROWS = """<script>
+addEventListener("load", () => {
+  const rows = document.querySelectorAll("table.rows-and-columns tbody tr");
+  const tops = [...rows].map(r => Math.round(r.getBoundingClientRect().top + scrollY));
+  const heights = [...rows].map(r => Math.round(r.getBoundingClientRect().height));
+  const out = document.createElement("pre");
+  out.id = "measured";
+  out.textContent = JSON.stringify({tops, heights});
+  document.body.append(out);
+});
+</script>"""
+
+
+def measured_rows(browser: Browser, path: str, work: Path) -> dict[str, list[int]]:
+    """Row tops and heights of a page in a 1400 px wide window, laid out by Chromium."""
+    with urlopen(browser.base + path) as response:
+        html = response.read().decode()
+    html = html.replace("<head>", f'<head><base href="{browser.base}/">', 1)
+    html = html.replace("</body>", MEASURE_ROWS + "</body>", 1)
+    page = work / (re.sub(r"\W+", "-", path).strip("-") + ".html")
+    page.write_text(html)
+    dom = browser.run(page.as_uri(), "--dump-dom")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S)
+    assert found, f"{path}: the measuring script did not run"
+    measured: dict[str, list[int]] = json.loads(found.group(1))
+    return measured
+
+
+@pytest.fixture(scope="module")
+def corpus_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"no corpus at {CORPUS}")
+    return build_corpus(tmp_path_factory.mktemp("corpus") / "ledger.db", CORPUS)
+
+
+@pytest.fixture(scope="module")
+def corpus_browser(
+    corpus_ledger: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Browser]:
+    with serving(corpus_ledger, tmp_path_factory) as served:
+        yield served
+
+
+def chart_parts(dom: str) -> dict[str, str]:
+    """Each dashboard chart's HTML, by its slug."""
+    found = re.finditer(r'<div id="chart-(?!tooltip-)([\w-]+)"', dom)
+    starts = [(m.start(), m.group(1)) for m in found]
+    ends = [start for start, _ in starts[1:]] + [len(dom)]
+    return {slug: dom[start:end] for (start, slug), end in zip(starts, ends, strict=True)}
+
+
+class TestAtTheScaleOfTheCorpus:
+    """The whole corpus (hundreds of runs, models and benchmarks), as a team imports it."""
+
+    @pytest.mark.parametrize("table", ["runs", "latest", "cells"])
+    def test_the_first_screen_of_a_table_shows_rows_one_line_tall(
+        self, corpus_browser: Browser, table: str, tmp_path: Path
+    ) -> None:
+        corpus_browser.load(f"/ledger/{table}", f"corpus-{table}")
+        rows = measured_rows(corpus_browser, f"/ledger/{table}", tmp_path)
+        within = [top for top in rows["tops"] if top + 40 <= 1000]
+        assert len(within) >= 15, f"{table}: {len(within)} rows in the first 1,000 px: {rows}"
+        assert max(rows["heights"]) <= 40, f"{table}: a row is {max(rows['heights'])} px tall"
+
+    def test_a_run_page_shows_its_payloads_whole(
+        self, corpus_browser: Browser, corpus_ledger: Path
+    ) -> None:
+        run_id = scalar(
+            corpus_ledger,
+            "SELECT run_id FROM runs WHERE length(config) > 200 ORDER BY run_id LIMIT 1",
+        )
+        dom = corpus_browser.load(f"/ledger/runs/{run_id}", "corpus-run")
+        assert '<pre class="benchledger-json">{' in dom
+
+    def test_the_models_page_lists_models(self, corpus_browser: Browser) -> None:
+        dom = corpus_browser.load("/models", "corpus-models")
+        assert "<h1>Models</h1>" in dom
+        assert dom.count("<tr>") > 50
+
+    @pytest.mark.parametrize("query", ["", "?benchmark=arc_easy", "?model=gpt-4o-mini"])
+    def test_no_dashboard_chart_is_empty_without_saying_so(
+        self, corpus_browser: Browser, query: str
+    ) -> None:
+        name = "corpus-dashboard" + re.sub(r"\W+", "-", query).rstrip("-")
+        dom = corpus_browser.load(f"/-/dashboards/ledger{query}", name)
+        charts = chart_parts(dom)
+        assert set(charts) >= {"score-over-time", "matrix", "pass-rates", "quarantine-reasons"}
+        for slug, html in charts.items():
+            if slug == "head-to-head":
+                assert "<td" in html and ("No data" in html or "inconclusive" in html), slug
+                continue
+            drawn = re.search(r'<g class="mark-(?:symbol|rect|tick|line)[^>]*>\s*<path', html)
+            said = re.search(r"<text[^>]*>No data[^<]*</text>", html)
+            assert drawn or said, f"{slug} ({query}) is empty without saying so"
+            assert re.search(r'class="mark-text role-axis-title"', html), f"{slug}: no axis title"

@@ -148,7 +148,7 @@ class TestExecutedRunsRecordTheirCode:
         assert listed["benchmark_version"] == "1.2"
 
         out = tmp_path / "export" / "viewer_data.json"
-        ws.invoke("export-viewer-data", "--out", str(out))
+        ws.invoke("export-viewer-data", "--out", str(out), "--parents")
         [exported] = json.loads(out.read_text())["runs"]
         assert exported["benchmarks_commit"] == commit
         assert exported["benchmark_version"] == "1.2"
@@ -223,7 +223,7 @@ class TestExecutedRunsRecordTheirCode:
         assert "broken.error" in json.loads(fields["code_versions"])
 
         out = ws.root / "viewer_data.json"
-        ws.invoke("export-viewer-data", "--out", str(out))
+        ws.invoke("export-viewer-data", "--out", str(out), "--parents")
         [exported] = json.loads(out.read_text())["runs"]
         assert exported["eliza_version"] == "eliza 4.5.6"
         assert exported["eliza_commit"] == agent_commit

@@ -323,7 +323,10 @@ def export_latest(invoke: Invoke, directory: Path, *args: str) -> dict[str, Any]
 
 
 def export_viewer(invoke: Invoke, out: Path, *args: str) -> dict[str, Any]:
-    receipt = json.loads(invoke("export-viewer-data", "--out", str(out), "--json", *args).stdout)
+    """The export and its receipt; --parents, as `out` may be in a folder not made yet."""
+    receipt = json.loads(
+        invoke("export-viewer-data", "--out", str(out), "--json", "--parents", *args).stdout
+    )
     return {**receipt, "data": read(out)}
 
 

@@ -141,6 +141,38 @@ class TestCellFunctions:
         assert plugin.pretty_json(big, longest=len(big) - 1) is None
         assert plugin.pretty_json(big) is not None  # no limit
 
+    def test_a_json_payload_is_shortened_to_one_line(self) -> None:
+        shown = plugin.shortened('{"limit": 5,\n "tools": ["a"]}')
+        assert shown == (
+            '<span class="benchledger-short">{&#34;limit&#34;: 5, &#34;tools&#34;: [&#34;a&#34;]}'
+            "</span>"
+        )
+        big = json.dumps({"runs": [f"run-{i:05d}" for i in range(500)]})
+        cut = plugin.shortened(big)
+        assert cut is not None and cut.endswith("\u2026</span>")
+        assert len(cut) < 2 * plugin.SHORTENED_CHARS + 60
+
+    def test_a_long_text_is_cut_and_a_short_one_left_as_it_is(self) -> None:
+        assert plugin.shortened("a short error") is None
+        long_text = "Traceback: " + "x" * 500
+        assert plugin.shortened(long_text) == (
+            f'<span class="benchledger-short">{long_text[: plugin.SHORTENED_CHARS]}\u2026</span>'
+        )
+
+    @pytest.mark.parametrize(
+        ("path", "is_row"),
+        [
+            ("/ledger/runs/0a1b", True),
+            ("/ledger/runs", False),
+            ("/ledger/runs/0a1b.json", False),
+            ("/ledger/search", False),
+            ("/-/dashboards/ledger", False),
+            ("/models", False),
+        ],
+    )
+    def test_a_row_page_is_told_apart_by_its_path(self, path: str, is_row: bool) -> None:
+        assert plugin.is_row_page(path) is is_row
+
     def test_score_like_columns_are_named_by_their_meaning(self) -> None:
         for column in ("score", "a_score", "original_score", "p_holm", "target_accuracy"):
             assert plugin.is_score_column(column), column
@@ -190,6 +222,54 @@ class TestHtmlPages:
         api = get(ds, f"/ledger/runs/{run['run_id']}.json?_shape=array").json()
         assert api[0]["config"] == run["config"]
 
+    def test_a_table_page_shows_a_payload_on_one_line_and_its_row_page_whole(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        (run,) = rows(
+            ledger,
+            "SELECT run_id, config FROM runs WHERE config LIKE '{%' AND config != '{}' LIMIT 1",
+        )
+        table = get(ds, f"/ledger/runs?run_id={run['run_id']}").text
+        shown = cell_html(table, "config")
+        assert shown.startswith('<span class="benchledger-short">{')
+        assert "\n" not in shown
+        row = get(ds, f"/ledger/runs/{run['run_id']}").text
+        assert cell_html(row, "config").startswith('<pre class="benchledger-json">{\n')
+
+    def test_a_tables_facets_are_folded_above_its_rows_unless_asked_for(
+        self, ds: Datasette
+    ) -> None:
+        page = get(ds, "/ledger/runs").text
+        folded = page.index('<details class="benchledger-facets">')
+        assert folded < page.index('<table class="rows-and-columns">')
+        assert "<summary>Facets: " in page
+        asked = get(ds, "/ledger/runs?_facet=provider").text
+        assert '<details class="benchledger-facets" open>' in asked
+
+    def test_the_models_page_lists_the_models_table(self, ledger: Path, tmp_path: Path) -> None:
+        db = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        with closing(sqlite3.connect(db)) as conn, conn:
+            conn.execute("DROP TABLE IF EXISTS models")
+            conn.execute("CREATE TABLE models (model_id TEXT, names TEXT, rule TEXT)")
+            conn.execute(
+                "INSERT INTO models VALUES ('qwen/qwen2.5-1.5b', 'Qwen/Qwen2.5-1.5B', 'hf')"
+            )
+        page = get(datasette_for(db), "/models").text
+        assert 'href="/ledger/models"' in page
+        assert "<td>qwen/qwen2.5-1.5b</td><td>Qwen/Qwen2.5-1.5B</td><td>hf</td>" in page
+        assert "no <code>models</code> table" not in page
+
+    def test_the_models_page_without_a_models_table_lists_the_stated_names(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        db = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        with closing(sqlite3.connect(db)) as conn, conn:
+            conn.execute("DROP TABLE IF EXISTS models")
+        page = get(datasette_for(db), "/models").text
+        assert "This ledger has no <code>models</code> table yet" in page
+        (model,) = rows(db, "SELECT model FROM runs GROUP BY model ORDER BY count(*) DESC LIMIT 1")
+        assert f"<td>{model['model']}</td>" in page
+
     def test_a_review_note_is_rendered_markdown_without_its_script(self, ds: Datasette) -> None:
         note = cell_html(get(ds, "/ledger/reviews").text, "note")
         assert "<strong>Spot-checked</strong>" in note
@@ -230,57 +310,109 @@ class TestDashboard:
         charts = self.charts(ledger)
         latest = rows(ledger, "SELECT count(*) FROM latest")[0][0]
         quarantined = rows(ledger, "SELECT count(*) FROM quarantine")[0][0]
-        acceptable = rows(
+        ((unit, acceptable),) = rows(
             ledger,
-            "SELECT count(*) FROM runs WHERE status = 'succeeded' AND score IS NOT NULL"
-            " AND NOT invalidated AND superseded_by IS NULL",
-        )[0][0]
+            "SELECT unit, count(*) FROM runs WHERE status = 'succeeded' AND score IS NOT NULL"
+            " AND started_at IS NOT NULL AND NOT invalidated AND superseded_by IS NULL"
+            " GROUP BY unit ORDER BY count(*) DESC, unit LIMIT 1",
+        )
 
-        assert len(self.run_chart(ds, charts["score-over-time"])) == acceptable
+        over_time = self.run_chart(ds, charts["score-over-time"])
+        assert len(over_time) == acceptable
+        assert {r["unit"] for r in over_time} == {unit}
         matrix = self.run_chart(ds, charts["matrix"])
-        assert {(r["benchmark"], r["agent"]) for r in matrix} == {
+        assert {(r["benchmark"], r["agent"]) for r in matrix} >= {
             (r["benchmark"], r["agent"]) for r in rows(ledger, "SELECT * FROM latest")
         }
         pass_rates = self.run_chart(ds, charts["pass-rates"])
         assert len(pass_rates) == latest
         assert all(0 <= r["pass_rate"] <= 1 for r in pass_rates)
         reasons = self.run_chart(ds, charts["quarantine-reasons"])
-        assert sum(r["runs"] for r in reasons) == quarantined
+        assert sum(r["pairs"] for r in reasons) == quarantined
         report = self.run_chart(ds, charts["head-to-head"])
         assert len(report) == 5
         assert {r["target"] for r in report} == {"eliza"}
+        for slug in ("score-over-time", "matrix", "pass-rates", "quarantine-reasons"):
+            assert all(r["no_data"] is None for r in self.run_chart(ds, charts[slug])), slug
 
-    def test_score_over_time_draws_the_newest_500_runs_in_time_order(
+    def test_score_over_time_plots_one_unit_the_filters_or_the_most_common(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        chart = self.charts(ledger)["score-over-time"]
+        units = [
+            r[0] for r in rows(ledger, "SELECT DISTINCT unit FROM runs WHERE score IS NOT NULL")
+        ]
+        assert len(units) > 1, "the demo no longer mixes units"
+        for unit in units:
+            shown = self.run_chart(ds, chart, unit=unit)
+            assert {r["unit"] for r in shown if r["no_data"] is None} <= {unit}
+        assert len({r["unit"] for r in self.run_chart(ds, chart)}) == 1
+
+    def test_every_chart_says_no_data_where_the_filters_leave_none(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        for slug, chart in self.charts(ledger).items():
+            (only,) = self.run_chart(ds, chart, benchmark="no-such-benchmark")
+            said = only.get("no_data") or only.get("benchmark")
+            assert said and said.startswith("No data"), slug
+
+    def test_every_drawn_chart_draws_its_no_data_text_and_names_its_axes(
+        self, ledger: Path
+    ) -> None:
+        for slug, chart in self.charts(ledger).items():
+            if chart["library"] != "vega-lite":
+                continue
+            layers = chart["display"]["layer"]
+            assert any(
+                layer["encoding"].get("text") == {"field": "no_data"}
+                and "datum.no_data != null" in layer["transform"][0]["filter"]
+                for layer in layers
+            ), slug
+            for layer in layers:
+                for channel in ("x", "y"):
+                    encoding = layer["encoding"].get(channel, {})
+                    if "field" in encoding and layer is layers[0]:
+                        assert encoding.get("title"), (slug, channel)
+
+    def test_the_model_filter_narrows_the_charts_of_runs(
         self, ledger: Path, tmp_path: Path
     ) -> None:
-        """Datasette returns 1,000 rows at most, and a chart of more points is unreadable:
-        the chart asks for the newest 500, so a large ledger's chart ends today rather
-        than at its 1,000th run."""
-        chart = self.charts(ledger)["score-over-time"]
-        sql = re.sub(r"\[\[.*?\]\]", "", chart["query"], flags=re.S)
-        many = tmp_path / "many.db"
-        with sqlite3.connect(many) as conn:
-            conn.execute(
-                "CREATE TABLE runs (started_at, run_id, benchmark, agent, score, unit, "
-                "run_key, status, invalidated, superseded_by)"
-            )
-            stamps = [
-                f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}" for i in range(1005)
-            ]
-            conn.executemany(
-                "INSERT INTO runs VALUES (?, ?, 'b', 'a', 0.5, 'ratio', ?, 'succeeded', 0, NULL)",
-                [(at, f"r{i:04d}", f"k{i}") for i, at in enumerate(stamps)],
-            )
-            got = [row[1] for row in conn.execute(sql)]
-        assert got == [f"r{i:04d}" for i in range(505, 1005)]
+        db = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        with closing(sqlite3.connect(db)) as conn, conn:
+            (benchmark, agent, run_id) = conn.execute(
+                "SELECT benchmark, agent, run_id FROM latest ORDER BY benchmark, agent LIMIT 1"
+            ).fetchone()
+            conn.execute("UPDATE latest SET model = 'other-model' WHERE run_id = ?", (run_id,))
+            conn.execute("UPDATE runs SET model = 'other-model' WHERE run_id = ?", (run_id,))
+        ds, charts = datasette_for(db), self.charts(db)
+        matrix = self.run_chart(ds, charts["matrix"], model="other-model")
+        assert [(r["benchmark"], r["agent"]) for r in matrix] == [(benchmark, agent)]
+        over_time = self.run_chart(ds, charts["score-over-time"], model="other-model")
+        assert {r["run_id"] for r in over_time} <= {run_id, None}
+        (nothing,) = self.run_chart(ds, charts["pass-rates"], model="no-such-model")
+        assert nothing["no_data"].startswith("No data")
 
-    def test_the_benchmark_filter_narrows_every_chart(self, ds: Datasette, ledger: Path) -> None:
-        for slug, chart in self.charts(ledger).items():
-            if slug == "quarantine-reasons":
-                continue  # counts per reason: no benchmark column to check
-            result = self.run_chart(ds, chart, benchmark="bfcl")
-            assert result, slug
-            assert {r["benchmark"] for r in result} == {"bfcl"}, slug
+    def test_the_heat_map_shows_at_most_25_benchmarks_and_25_agents(self, ledger: Path) -> None:
+        """285 agents by 120 benchmarks have no readable labels: the map keeps the pairs
+        of the busiest 25 of each, and prints scores in the cells only up to 12 agents."""
+        chart = self.charts(ledger)["matrix"]
+        sql = re.sub(r"\[\[.*?\]\]", "", chart["query"], flags=re.S)
+        with closing(sqlite3.connect(":memory:")) as conn:
+            conn.execute(
+                "CREATE TABLE latest (benchmark, agent, model, score, unit, higher_is_better)"
+            )
+            conn.execute(
+                "CREATE TABLE quarantine (benchmark, agent, model, status, quarantine_reason,"
+                " unit, higher_is_better)"
+            )
+            conn.executemany(
+                "INSERT INTO latest VALUES (?, ?, 'm', ?, 'ratio', 1)",
+                [(f"b{b:03d}", f"a{a:03d}", (a % 10) / 10) for b in range(40) for a in range(60)],
+            )
+            shown = conn.execute(sql).fetchall()
+        assert len({r[0] for r in shown}) == 25
+        assert len({r[1] for r in shown}) == 25
+        assert all(r[6] is None for r in shown), "no labels in a 25-agent map"
 
     def test_a_renamed_ledger_file_keeps_its_dashboard(self, ledger: Path, tmp_path: Path) -> None:
         team = Path(shutil.copy(ledger, tmp_path / "team.db"))

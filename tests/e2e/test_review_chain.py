@@ -66,6 +66,7 @@ class Operator:
         self.invoke = invoke
         self.db = root / "ledger.db"
         self.out = root / "review" / "codex"
+        self.out.parent.mkdir(parents=True)  # `--out` makes its folder, never its parent
         self.pool = root / "auth" / "_codex-home"
         self.tokens: dict[str, str] = {}
         for account in ACCOUNTS:

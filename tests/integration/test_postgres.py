@@ -105,7 +105,9 @@ def test_two_writers_cannot_both_record_the_same_run(store_url: str, tmp_path: P
 
 def test_follow_brings_a_readers_model_up_to_date(store_url: str, tmp_path: Path) -> None:
     reader = tmp_path / "reader.db"
-    cli_with(store_url, reader, "follow", "--polls", "1")
+    waiting = cli_with(store_url, reader, "follow", "--polls", "1")
+    assert waiting.stderr.startswith("Following the event store at postgresql://")
+    assert f"into the read models of {reader}, polling every 2 s" in waiting.stderr
     assert json.loads(cli_with(store_url, reader, "runs", "--json").stdout) == []
     cli_with(store_url, tmp_path / "writer.db", "demo")
     result = cli_with(store_url, reader, "follow", "--polls", "2", "--interval", "0.05")
