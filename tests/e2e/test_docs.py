@@ -10,11 +10,14 @@ test_readme.py.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +33,11 @@ BLOCK = re.compile(
     r"(?:<!-- (?P<tag>[^>]*?) -->\n)?^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```", re.S | re.M
 )
 EXITS = re.compile(r"\s+#\s*exits (\d+)\s*$")
-FIXTURES = ("empty", "demo", "examples", "examples-imported")
+FIXTURES = ("empty", "demo", "examples", "examples-imported", "examples-postgres")
+# A page's PostgreSQL URL; in the `examples-postgres` fixture it names a fresh schema of
+# BENCHLEDGER_TEST_POSTGRES_URL's database, and the block skips without that variable.
+DOC_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/ledger"
+POSTGRES_URL = os.environ.get("BENCHLEDGER_TEST_POSTGRES_URL")
 
 # Every block shown but not run, and why: a registry, a server or a checkout a test lacks.
 NOT_RUN = {
@@ -40,7 +47,6 @@ NOT_RUN = {
     ("serve.md", "serve runs until stopped (the README's main command is tested serving)"),
     ("comparisons.md", "runs benchmarks from a registry against a model server"),
     ("orchestrator.md", "needs an orchestrator results root"),
-    ("postgresql.md", "needs a PostgreSQL server"),
     ("head-to-head.md", "needs a head-to-head report's summary.json from an earlier run"),
     ("profiles.md", "needs a registry (benchledger.toml) and the orchestrator's profiles"),
     ("static-checks.md", "needs a registry (benchledger.toml) and the benchmarks' checkouts"),
@@ -139,16 +145,40 @@ def prepare(fixture: str, folder: Path, demo_ledger: Path) -> None:
             assert result.exit_code == 0, result.output
 
 
+@pytest.fixture
+def postgres_schema() -> Iterator[str]:
+    """A fresh schema of the test database, as tests/integration/test_postgres.py uses."""
+    import psycopg
+
+    if not POSTGRES_URL:
+        pytest.skip("set BENCHLEDGER_TEST_POSTGRES_URL to run the PostgreSQL page's commands")
+    schema = f"bl_docs_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    yield f"{POSTGRES_URL}{'&' if '?' in POSTGRES_URL else '?'}schema={schema}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 @pytest.mark.parametrize("block", to_run(), ids=lambda b: f"{b.page}:{b.line}")
 def test_each_command_shown_runs_and_exits_as_shown(
-    block: Block, demo_ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    block: Block,
+    demo_ledger: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("BENCHLEDGER_DB", raising=False)
-    prepare(block.tag.removeprefix("run:").strip(), tmp_path, demo_ledger)
+    monkeypatch.delenv("BENCHLEDGER_EVENT_STORE", raising=False)
+    fixture = block.tag.removeprefix("run:").strip()
+    store = request.getfixturevalue("postgres_schema") if fixture.endswith("postgres") else ""
+    prepare(fixture, tmp_path, demo_ledger)
     for command in block.commands:
         expected = EXITS.search(command)
-        argv = shlex.split(EXITS.sub("", command))
+        argv = shlex.split(
+            EXITS.sub("", command).replace(DOC_POSTGRES_URL, store or DOC_POSTGRES_URL)
+        )
         result = CliRunner().invoke(cli, argv[1:])
         assert result.exit_code == (int(expected[1]) if expected else 0), (
             f"{block.page}:{block.line}: {command}\n{result.output}\n{result.exception!r}"
