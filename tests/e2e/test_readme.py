@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ README = (ROOT / "README.md").read_text()
 BIN = Path(sys.executable).parent
 EVENT_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00")
 HASH = re.compile(r"\b[0-9a-f]{64}\b")
+COMPARISON_ID = re.compile(r"\bcmp_\d{8}T\d{6}Z_[0-9a-f]{8}\b")
 
 
 def block_after(marker: str) -> str:
@@ -86,7 +88,8 @@ def test_the_main_command_builds_the_demo_and_serves_it(tmp_path: Path) -> None:
 
 
 def normalise(text: str) -> str:
-    return HASH.sub("<sha256>", EVENT_TIME.sub("<event time>", text)).rstrip()
+    text = COMPARISON_ID.sub("<comparison id>", EVENT_TIME.sub("<event time>", text))
+    return HASH.sub("<sha256>", text).rstrip()
 
 
 def session() -> list[tuple[str, str]]:
@@ -97,7 +100,17 @@ def session() -> list[tuple[str, str]]:
     return steps
 
 
+def test_the_session_imports_three_harnesses_results_and_compares_two_models() -> None:
+    commands = [command for command, _ in session()]
+    imported = " ".join(c for c in commands if c.startswith("benchledger import "))
+    for harness in ("examples/lm_eval", "examples/inspect_ai", "examples/swebench/"):
+        assert harness in imported
+    [compare] = [c for c in commands if c.startswith("benchledger compare ")]
+    assert "--a " in compare and "--b " in compare
+
+
 def test_the_session_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     for command, expected in session():
         argv = shlex.split(command)
         assert argv[0] == "benchledger"
