@@ -50,6 +50,7 @@ NOT_RUN = {
     ("head-to-head.md", "needs a head-to-head report's summary.json from an earlier run"),
     ("profiles.md", "needs a registry (benchledger.toml) and the orchestrator's profiles"),
     ("static-checks.md", "needs a registry (benchledger.toml) and the benchmarks' checkouts"),
+    ("models.md", "needs the shared corpus of real result files"),
 }
 
 
