@@ -162,7 +162,9 @@ def _listed(
     seen: set[Key],
 ) -> list[str]:
     """The harnesses with a cell of this benchmark: a row, required, or named unable."""
-    named = set(CANONICAL_HARNESSES) | set(rule.required) | set(rule.unsupported) if rule else set()
+    named: set[str] = set()
+    if rule is not None:
+        named = {*CANONICAL_HARNESSES, *rule.required, *rule.unsupported}
     return [h for h in harnesses if (benchmark, h) in seen or h in named]
 
 
