@@ -19,7 +19,6 @@ from uuid import UUID
 from benchledger.adapters.formats import native
 from benchledger.adapters.store.importer import FileReport, Importer
 from benchledger.domain.ledger import Ledger
-from benchledger.domain.matrix import AgentRules
 from benchledger.domain.records import Cell, CellOutcome, RunHeader, RunRecord, RunStatus
 from benchledger.domain.signatures import run_id_for
 
@@ -174,11 +173,6 @@ def build_demo(ledger: Ledger, workdir: Path | None = None) -> DemoSummary:
             source="public leaderboard",
             as_of=date(2026, 9, 30),
         )
-    # The team behind the demo requires each of its agents on each benchmark, as its
-    # registry's `required_agents` would state.
-    ledger.declare_rules(
-        {bench: AgentRules(required=tuple(AGENTS), source="demo") for bench, *_ in BENCHMARKS}
-    )
     invalid = succeeded_run(files, "bfcl", "hermes", "gpt-4.1-mini")
     if not ledger.get_run(invalid).invalidated:
         ledger.invalidate_run(
