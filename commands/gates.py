@@ -13,7 +13,7 @@ import click
 from benchledger.adapters.publication import gates as checks
 from benchledger.adapters.publication import review_check
 from benchledger.adapters.publication.latest_dir import load as read_latest_dir
-from benchledger.adapters.publication.publication import Selection, load
+from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.commands.publish import benchmark_filters, split
@@ -46,9 +46,13 @@ def evaluate(
     registry_path: Path | None = None,
     benchmark_lists: Sequence[str] = (),
     skip_runtime_gates: bool = False,
+    required_agents: Sequence[str] = (),
+    dry_run: bool = False,
 ) -> None:
-    """Evaluate each gate at one position, append its verdict, print it; exit 1 on findings
-    (unless not `fail_on_findings`: a report, whose verdicts are recorded all the same).
+    """Evaluate each gate at one position, append its verdict (unless `dry_run`: a check
+    that appends nothing), print it; exit 1 on findings (unless not `fail_on_findings`: a
+    report, whose verdicts are recorded all the same). `required_agents`: those of every
+    benchmark in scope, whatever the ledger's rules say.
 
     Over the ledger, or over `latest_dir` (a latest/ directory on disk read into the same
     checks); readiness adds the runtime gates of the registry's benchmarks in scope
@@ -64,19 +68,29 @@ def evaluate(
         raise click.UsageError("--latest-dir checks publishability, comparability and readiness")
     if benchmark_lists and checks.RUNTIME not in names:
         raise click.UsageError("--benchmarks selects the runtime gate's benchmarks")
-    if latest_dir is not None or checks.RUNTIME in names:
+    if latest_dir is not None and required_agents:
+        raise click.UsageError(
+            "--required-agents applies to the ledger; a latest/ directory's index.json states "
+            "its own"
+        )
+    if (latest_dir is not None or checks.RUNTIME in names) and not dry_run:
         ctx.creates = True  # a verdict over a directory or the host needs no earlier event
         ctx.services.runner.catch_up()
     params: dict[str, Any] = {"include": include, "exclude": exclude, "as_of": as_of}
     extra: list[checks.Finding] = []
     if latest_dir is not None:
-        position, head = ctx.queries().head()
+        position, head = _head(ctx, dry_run)
         seen = read_latest_dir(latest_dir, include, exclude, position=position, head_sha256=head)
         pub, extra = seen.publication, list(seen.findings)
         params |= seen.params(latest_dir)
+    elif dry_run and names == [checks.RUNTIME] and _head(ctx, dry_run) == (0, ""):
+        pub = Publication(0, "", {}, {}, {}, {}, None)  # probes the host; reads no ledger
     else:
         pub = load(ctx.queries(as_of), include, exclude, selection)
         params["selection"] = selection
+        if required_agents:
+            pub = pub.requiring(required_agents)
+            params["required_agents"] = list(required_agents)
     runtime: list[checks.Finding] | None = None
     if checks.RUNTIME in names or ("readiness" in names and not skip_runtime_gates):
         runtime, probed = _runtime(
@@ -90,19 +104,28 @@ def evaluate(
     elif "readiness" in names:
         params["runtime_gates"] = {"not checked": "--skip-runtime-gates"}
     in_readiness = [{**f, "scope": f"runtime_gate:{f['scope']}"} for f in runtime or []]
-    verdicts = [
-        checks.record(
-            ctx.services.ledger,
-            pub,
-            name,
-            tolerance=tolerance,
-            params=params,
-            actor=actor(None),
-            extra=(runtime or []) if name == checks.RUNTIME else [*extra, *in_readiness],
-        )
-        for name in names
-    ]
-    ctx.services.runner.catch_up()
+
+    def extra_of(name: str) -> list[checks.Finding]:
+        return (runtime or []) if name == checks.RUNTIME else [*extra, *in_readiness]
+
+    if dry_run:
+        verdicts = [
+            checks.check(pub, name, tolerance=tolerance, extra=extra_of(name)) for name in names
+        ]
+    else:
+        verdicts = [
+            checks.record(
+                ctx.services.ledger,
+                pub,
+                name,
+                tolerance=tolerance,
+                params=params,
+                actor=actor(None),
+                extra=extra_of(name),
+            )
+            for name in names
+        ]
+        ctx.services.runner.catch_up()
     if fmt == "json":
         click.echo(json.dumps(verdicts[0] if len(verdicts) == 1 else verdicts, indent=2))
     elif fmt in ("csv", "nl"):
@@ -114,6 +137,17 @@ def evaluate(
         raise SystemExit(1)
 
 
+def _head(ctx: LedgerContext, dry_run: bool) -> tuple[int, str]:
+    """The ledger's head a check of a directory states; a check that records nothing
+    needs no ledger (position 0 without one), as the orchestrator's validators need none."""
+    from benchledger.adapters.store import ledger_file
+
+    absent = (ledger_file.Kind.MISSING, ledger_file.Kind.EMPTY)
+    if dry_run and not ctx.settings.event_store_url and ledger_file.inspect(ctx.path) in absent:
+        return 0, ""
+    return ctx.queries().head()
+
+
 def _print_verdict(verdict: dict[str, Any], latest_dir: Path | None) -> None:
     """A verdict as a table: the orchestrator's findings first, then benchledger's own,
     marked `extra` (the summary counts them apart)."""
@@ -121,9 +155,14 @@ def _print_verdict(verdict: dict[str, Any], latest_dir: Path | None) -> None:
     theirs, ours = checks.counts(findings)
     state = "ok" if verdict["ok"] else f"{theirs} findings" + (f" + {ours} extra" if ours else "")
     where = f" in {latest_dir}" if latest_dir is not None else ""
+    recorded = (
+        f"verdict {short(verdict['verdict_id'])}"
+        if verdict["verdict_id"] is not None
+        else "not recorded"
+    )
     click.echo(
         f"{verdict['gate']}: {state}{where} at position {verdict['position']} "
-        f"(head {verdict['head_sha256'][:12]}, verdict {short(verdict['verdict_id'])})"
+        f"(head {verdict['head_sha256'][:12]}, {recorded})"
     )
     if findings:
         ordered = sorted(findings, key=lambda f: bool(f.get("extra")))
@@ -186,6 +225,16 @@ registry_path_option = click.option(
     help="Benchmark registry whose `requires` the runtime gates probe (env "
     "BENCHLEDGER_REGISTRY; default benchledger.toml)",
 )
+required_agents_option = click.option(
+    "--required-agents",
+    default="",
+    metavar="A,B",
+    help="Require these agents of every benchmark in scope (default: the registry's, an "
+    "imported contract's or the orchestrator's; none where nothing states any)",
+)
+dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Check and print the verdicts; record nothing"
+)
 benchmarks_option = click.option(
     "--benchmarks",
     "benchmark_lists",
@@ -203,6 +252,8 @@ benchmarks_option = click.option(
 @skip_runtime_option
 @registry_path_option
 @benchmarks_option
+@required_agents_option
+@dry_run_option
 @selection_option
 @as_of_option
 @output_options
@@ -217,6 +268,8 @@ def gate(
     skip_runtime_gates: bool,
     registry_path: Path | None,
     benchmark_lists: tuple[str, ...],
+    required_agents: str,
+    dry_run: bool,
     selection: Selection,
     as_of: str | None,
     fmt: str | None,
@@ -234,8 +287,10 @@ def gate(
     orchestrator's validators name them; benchledger's own checks are marked
     extra (docs/gates.md). calibration:
     the perfect/wrong/half baselines score 1, 0 and 0.5, and real scores are
-    not all 0, all 1 or all equal. A benchmark's required agents are its
-    declared (or derived) ones, else every agent with a row.
+    not all 0, all 1 or all equal. A benchmark's required agents are those
+    --required-agents names, else its declared ones (the registry's, an imported
+    matrix contract's) or derived ones (the orchestrator's default harnesses for
+    its runs); a benchmark without any requires none, so no agent is missing.
 
     runtime: probe on this host what each registered benchmark (or those
     --benchmarks names) `requires` (a Docker daemon answering `docker info`,
@@ -248,7 +303,8 @@ def gate(
     quarantine/ and baselines/. A latest file that is no JSON object is a
     finding (invalid_json, non_object_json); another that is no row is an error
     naming the file and field. Verdicts are recorded at the ledger's position,
-    with the directory and a digest of its files.
+    with the directory and a digest of its files. --dry-run records nothing (the
+    validate-* commands never record).
 
     \b
     Example:
@@ -256,6 +312,7 @@ def gate(
         benchledger gate comparability --tolerance 0.1 --include-benchmarks bfcl --json
         benchledger gate readiness calibration --as-of 240
         benchledger gate readiness --selection newest
+        benchledger gate comparability --required-agents eliza,hermes --dry-run
         benchledger gate readiness --latest-dir export/latest --skip-runtime-gates
         benchledger gate runtime --benchmarks terminal_bench,hyperliquid_bench
     """
@@ -272,13 +329,16 @@ def gate(
         registry_path=registry_path,
         benchmark_lists=benchmark_lists,
         skip_runtime_gates=skip_runtime_gates,
+        required_agents=split(required_agents),
+        dry_run=dry_run,
     )
 
 
 def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
     """`gate GATE_NAME` under the orchestrator's command name, with its options (the
     latest validators take --latest-dir; readiness --skip-runtime-gates). `report`: as
-    the orchestrator's reports, it exits 0 whatever it finds unless --fail-on-suspicious."""
+    the orchestrator's reports, it exits 0 whatever it finds unless --fail-on-suspicious
+    and records its verdict; the validators, as the orchestrator's, record nothing."""
 
     def run(
         ctx: LedgerContext,
@@ -292,6 +352,7 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
         latest_dir: Path | None = None,
         skip_runtime_gates: bool = False,
         registry_path: Path | None = None,
+        required_agents: str = "",
     ) -> None:
         evaluate(
             ctx,
@@ -306,13 +367,15 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
             latest_dir=latest_dir,
             registry_path=registry_path,
             skip_runtime_gates=skip_runtime_gates,
+            required_agents=split(required_agents),
+            dry_run=not report,
         )
 
     exits = (
         "Exit 0 whatever it finds, as the orchestrator's report does; with "
         "--fail-on-suspicious, exit 1 on findings. The verdict is recorded either way."
         if report
-        else "Exit 1 on findings."
+        else f"Exit 1 on findings. A check: nothing is recorded (`gate {gate_name}` records it)."
     )
     example = f"benchledger {name} --json"
     if not report:
@@ -337,7 +400,7 @@ def _alias(name: str, gate_name: str, *, report: bool = False) -> click.Command:
         )
         options = (flag, *options)
     else:
-        options = (*options, latest_dir_option)
+        options = (*options, latest_dir_option, required_agents_option)
     if gate_name == "readiness":
         options = (registry_path_option, skip_runtime_option, *options)
     for option in options:
@@ -361,8 +424,8 @@ def validate_runtime_gates(
 ) -> None:
     """The runtime gate (the orchestrator's name for `gate runtime`). Exit 1 on findings.
 
-    Probes on this host what each registered benchmark `requires` and records
-    the verdict, one finding per requirement not met.
+    Probes on this host what each registered benchmark `requires` and reports
+    one finding per requirement not met; records nothing (`gate runtime` does).
 
     \b
     Example:
@@ -379,6 +442,7 @@ def validate_runtime_gates(
         fmt,
         registry_path=registry_path,
         benchmark_lists=benchmark_lists,
+        dry_run=True,
     )
 
 

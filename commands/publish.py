@@ -203,10 +203,21 @@ def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
     )
 
 
+REQUIRED_AGENTS_HELP = (
+    "Require these agents of every benchmark in scope (default: the registry's, an imported "
+    "contract's or the orchestrator's; none where nothing states any)"
+)
+
+
 @click.command()
 @click.option(
-    "--harnesses", default="", metavar="A,B", help="Agents to require (default: all seen)"
+    "--harnesses",
+    default="",
+    metavar="A,B",
+    help="Agents as columns, a cell of each for every benchmark (default: the agents with a "
+    "row or required)",
 )
+@click.option("--required-agents", default="", metavar="A,B", help=REQUIRED_AGENTS_HELP)
 @benchmark_filters
 @as_of_option
 @output_options
@@ -242,6 +253,7 @@ def emit_ranking(ranked: list[dict[str, Any]], fmt: str | None) -> None:
 def matrix(
     ctx: LedgerContext,
     harnesses: str,
+    required_agents: str,
     include_benchmarks: str,
     exclude_benchmarks: str,
     as_of: str | None,
@@ -254,6 +266,11 @@ def matrix(
     tie_tolerance: float,
 ) -> None:
     """Benchmarks x agents: the latest score, or why a cell has none.
+
+    A benchmark has a cell for each agent with a row of it, each agent it
+    requires (--required-agents, else its declared or derived rules) and each
+    its rules name as unable to run it; `complete` is empty for a benchmark that
+    requires no agent because nothing states any.
 
     With --grid or --pairwise, the matrices of runs whose cells are variants x
     prompts (alwm runs, or any run whose cells carry variant_id / prompt_id
@@ -270,6 +287,7 @@ def matrix(
     Example:
         benchledger matrix
         benchledger matrix --harnesses eliza,hermes,openclaw --json
+        benchledger matrix --required-agents eliza,hermes
         benchledger matrix --csv
         benchledger matrix --grid --campaign multi_suite
         benchledger matrix --pairwise --include-benchmarks bench.x --csv
@@ -293,6 +311,8 @@ def matrix(
             "--campaign, --run-group, --run and --weights need --grid or --pairwise"
         )
     view = load(ctx.queries(as_of), split(include_benchmarks), split(exclude_benchmarks))
+    if split(required_agents):
+        view = view.requiring(split(required_agents))
     contract = view.matrix(split(harnesses) or None)
     if fmt == "json":
         click.echo(json.dumps(contract, indent=2, sort_keys=True))
@@ -305,7 +325,7 @@ def matrix(
         row = {"benchmark": benchmark}
         for harness, cell in entry["cells"].items():
             row[harness] = f"{cell['score']:.4g}" if cell["state"] == "succeeded" else cell["state"]
-        row["complete"] = "yes" if entry["complete"] else "no"
+        row["complete"] = {True: "yes", False: "no"}.get(entry["complete"], "-")
         rows.append(row)
     emit(
         rows,

@@ -11,15 +11,20 @@ from benchledger.adapters.publication.review import write_atomic
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import stderr
 from benchledger.commands.paths import writes_paths
-from benchledger.commands.publish import benchmark_filters, split
+from benchledger.commands.publish import REQUIRED_AGENTS_HELP, benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
 
 @click.command(name="results-matrix")
 @click.option(
-    "--harnesses", default="", metavar="A,B", help="Agents as columns (default: required and seen)"
+    "--harnesses",
+    default="",
+    metavar="A,B",
+    help="Agents as columns, a cell of each for every benchmark (default: the agents with a "
+    "row or required; a benchmark has cells of those only)",
 )
+@click.option("--required-agents", default="", metavar="A,B", help=REQUIRED_AGENTS_HELP)
 @benchmark_filters
 @as_of_option
 @click.option(
@@ -39,6 +44,7 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 def results_matrix_(
     ctx: LedgerContext,
     harnesses: str,
+    required_agents: str,
     include_benchmarks: str,
     exclude_benchmarks: str,
     as_of: str | None,
@@ -53,7 +59,8 @@ def results_matrix_(
     position (what `verify-review` checks). A blocked review, or one of
     `--selection newest` rows, vouches for no cell. Every other cell reads `not-run`,
     with its reasons listed below the table: unsupported, no run, quarantined,
-    gate finding, not reviewed, review out of date. The file is stamped with
+    gate finding, not reviewed, review out of date. A cell is left empty for an
+    agent that neither has a row of the benchmark nor is required of it. The file is stamped with
     the ledger position and head hash. Nothing is recorded.
 
     --check FILE exits 1 naming each cell (benchmark/agent: old -> new) whose
@@ -74,6 +81,7 @@ def results_matrix_(
         split(include_benchmarks),
         split(exclude_benchmarks),
         split(harnesses) or None,
+        split(required_agents),
     )
     if check_file is not None:
         _check(check_file, matrix)

@@ -197,10 +197,41 @@ class Ledger(Importing, Executing):
 
     # -- publication ------------------------------------------------------------
 
-    def record_gate(self, **fields: Any) -> UUID:
+    def record_gate(self, *, findings: Sequence[dict[str, Any]], **fields: Any) -> UUID:
+        """Append a verdict naming its findings by digest, and the findings themselves
+        (compressed) unless an earlier verdict stored the same ones."""
         verdict_id = uuid4()
-        self._save([verdicts.first_event(verdicts.GateEvaluated, verdict_id, **fields)])
-        return verdict_id
+        digest, packed = verdicts.pack_findings(findings)
+        stream = natural_id("gate_findings", digest)
+        for _attempt in range(2):  # once more if another writer stored them meanwhile
+            events: list[Event] = []
+            if findings and self._first_event(stream) is None:
+                events.append(
+                    verdicts.first_event(
+                        verdicts.GateFindingsRecorded,
+                        stream,
+                        verdict_id=verdict_id,
+                        gate=fields["gate"],
+                        sha256=digest,
+                        count=len(findings),
+                        compressed=packed,
+                    )
+                )
+            verdict = verdicts.first_event(
+                verdicts.GateEvaluated,
+                verdict_id,
+                findings_sha256=digest if findings else None,
+                finding_count=len(findings),
+                **fields,
+            )
+            try:
+                self._save([*events, verdict])
+            except ConcurrencyError:
+                if not events:
+                    raise
+                continue
+            return verdict_id
+        raise ConcurrencyError("could not record the gate verdict; try again")
 
     def declare_model_alias(self, name: str, model_id: str, actor: str, reason: str = "") -> UUID:
         """Declare that the model a source names `name` is `model_id` (`benchledger

@@ -2,9 +2,14 @@
 
 A benchmark's required agents come from its rules (`AgentRules`: declared by the
 registry or an imported matrix contract, or derived from the orchestrator's
-incompatible-harness records). Without rules every agent in the matrix is required,
-as before rules existed. The shape is the ElizaOS orchestrator's `matrix_contract`
-(ORCHESTRATOR.md §4, §11c).
+incompatible-harness records). A benchmark without rules requires no agent: nobody
+asked for one, so no cell of it is missing. The shape is the ElizaOS orchestrator's
+`matrix_contract` (ORCHESTRATOR.md §4, §11c).
+
+A benchmark's cells are its agents with a row, its required agents and the agents its
+rules name as unable to run it (the orchestrator's canonical harnesses among them), not
+every agent of the ledger: on a ledger of many harnesses the cross product is mostly
+agents that never ran the benchmark and that nobody asked to.
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ def rules_from_matrix_contract(contract: Mapping[str, Any], source: str) -> dict
     for benchmark, entry in (benchmarks if isinstance(benchmarks, dict) else {}).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("cells"), dict):
             continue
+        if entry.get("required_agents_stated") is False:
+            continue  # benchledger's entry of a benchmark nothing requires an agent of
         cells = {h: c for h, c in entry["cells"].items() if isinstance(c, dict)}
         required = tuple(h for h, c in cells.items() if c.get("required") is True)
         listed = entry.get("compatible_harnesses")
@@ -148,21 +155,41 @@ def _cohort(rows: list[dict[str, Any] | None]) -> tuple[str | None, str | None]:
     return next(iter(groups)), None
 
 
+def _listed(
+    benchmark: str,
+    harnesses: Sequence[str],
+    rule: AgentRules | None,
+    seen: set[Key],
+) -> list[str]:
+    """The harnesses with a cell of this benchmark: a row, required, or named unable."""
+    named: set[str] = set()
+    if rule is not None:
+        named = {*CANONICAL_HARNESSES, *rule.required, *rule.unsupported}
+    return [h for h in harnesses if (benchmark, h) in seen or h in named]
+
+
 def matrix_contract(
     benchmarks: Sequence[str],
     harnesses: Sequence[str],
     latest: Mapping[Key, dict[str, Any]],
     quarantine: Mapping[Key, dict[str, Any]],
     rules: Mapping[str, AgentRules] | None = None,
+    *,
+    every_cell: bool = False,
 ) -> dict[str, Any]:
-    """Benchmarks x harnesses: which required cells have a publishable latest row."""
+    """Benchmarks x harnesses: which required cells have a publishable latest row. Each
+    benchmark lists only the cells `_listed` gives, unless `every_cell` (harnesses asked
+    for by name); one without rules requires nothing: `complete` null and
+    `required_agents_stated` false (a directory read back keeps it so)."""
     summary = dict.fromkeys(SUMMARY, 0)
+    seen = set(latest) | set(quarantine)
     table: dict[str, Any] = {}
     for benchmark in benchmarks:
         rule = (rules or {}).get(benchmark)
-        required = [h for h in harnesses if rule is None or h in rule.required]
+        listed = list(harnesses) if every_cell else _listed(benchmark, harnesses, rule, seen)
+        required = [h for h in listed if rule is not None and h in rule.required]
         cells: dict[str, Any] = {}
-        for harness in harnesses:
+        for harness in listed:
             key = (benchmark, harness)
             if harness in required:
                 cell = _cell(True, latest.get(key), quarantine.get(key))
@@ -180,12 +207,22 @@ def matrix_contract(
             else:  # may run it, but a complete row does not need it
                 cell = _cell(False, latest.get(key), quarantine.get(key))
             cells[harness] = cell
+        summary["benchmarks"] += 1
+        if rule is None:  # neither complete nor incomplete: the summary keeps its keys
+            table[benchmark] = {
+                "compatible_harnesses": [],
+                "required_agents_stated": False,
+                "complete": None,
+                "cohort_run_group_id": None,
+                "cohort_reason": None,
+                "cells": cells,
+            }
+            continue
         complete = bool(required) and all(cells[h]["state"] == "succeeded" for h in required)
         cohort_group, cohort_reason = _cohort([latest.get((benchmark, h)) for h in required])
         if cohort_reason is not None:
             complete = False
             summary["invalid_subscription_cohort_benchmarks"] += 1
-        summary["benchmarks"] += 1
         summary["complete_benchmarks" if complete else "incomplete_benchmarks"] += 1
         if not required:
             summary["no_required_real_harness_benchmarks"] += 1
@@ -197,4 +234,5 @@ def matrix_contract(
             "cells": cells,
         }
     status = "complete" if summary["incomplete_benchmarks"] == 0 else "incomplete"
-    return {"status": status, "harnesses": list(harnesses), "summary": summary, "benchmarks": table}
+    columns = [h for h in harnesses if every_cell or any(h in e["cells"] for e in table.values())]
+    return {"status": status, "harnesses": columns, "summary": summary, "benchmarks": table}

@@ -22,7 +22,7 @@ from benchledger.domain.run import (
     ScoreCorrected,
     StaleRunRecovered,
 )
-from benchledger.domain.verdicts import GateEvaluated, ReviewRecorded
+from benchledger.domain.verdicts import GateEvaluated, GateFindingsRecorded, ReviewRecorded
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -70,6 +70,7 @@ class SearchProjection(Projection):
         StaleRunRecovered,
         ReviewRecorded,
         GateEvaluated,
+        GateFindingsRecorded,
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
@@ -78,9 +79,11 @@ class SearchProjection(Projection):
         if isinstance(event, ReviewRecorded):
             yield INSERT, (event.note, "review", None, stream, pos, at)
             return
-        if isinstance(event, GateEvaluated):
+        if isinstance(event, GateEvaluated | GateFindingsRecorded):
+            # Findings stored apart are found once, under the first verdict that found them.
+            verdict = str(event.verdict_id) if isinstance(event, GateFindingsRecorded) else stream
             rows: list[Params] = [
-                (_finding(f), "gate_finding", None, stream, pos, at) for f in event.findings
+                (_finding(f), "gate_finding", None, verdict, pos, at) for f in event.findings
             ]
             if rows:
                 yield INSERT, rows

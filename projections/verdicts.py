@@ -1,21 +1,31 @@
-"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`, `rankings`."""
+"""`gate_verdicts`, `gate_findings`, `reviews`, `comparisons`, `comparison_rows`, `rankings`.
+
+A verdict's findings are stored once per distinct set (`GateFindingsRecorded`, by digest):
+`gate_findings` holds each set's rows once, under the first verdict that found them, and
+`gate_verdicts.findings_sha256` names each verdict's set. A verdict's findings are the
+rows whose `findings_sha256` is its own.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from benchledger.domain.verdicts import (
     ComparisonRecorded,
     GateEvaluated,
+    GateFindingsRecorded,
     RankingRecorded,
     ReviewRecorded,
+    findings_digest,
 )
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
     Envelope,
     ForeignKey,
+    Params,
     Projection,
     Table,
     iso,
@@ -24,12 +34,13 @@ from benchledger.projections.base import (
 )
 
 GATE = (
-    "INSERT INTO [{gate_verdicts}] (verdict_id, gate, ok, findings, params, position, "
-    "head_sha256, actor, evaluated_at, event_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO [{gate_verdicts}] (verdict_id, gate, ok, findings, findings_sha256, params, "
+    "position, head_sha256, actor, evaluated_at, event_position) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 FINDING = (
-    "INSERT INTO [{gate_findings}] (verdict_id, gate, scope, reason, value, detail) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO [{gate_findings}] (verdict_id, findings_sha256, gate, scope, reason, value, "
+    "detail) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 REVIEW = (
     "INSERT INTO [{reviews}] (review_id, reviewer, note, ok, blocking_findings, scope, "
@@ -64,6 +75,7 @@ class VerdictsProjection(Projection):
                 "gate": str,
                 "ok": int,
                 "findings": int,
+                "findings_sha256": str,
                 "params": str,
                 "position": int,
                 "head_sha256": str,
@@ -72,19 +84,20 @@ class VerdictsProjection(Projection):
                 "event_position": int,
             },
             pk=("verdict_id",),
-            indexes=(("gate",),),
+            indexes=(("gate",), ("findings_sha256",)),
         ),
         Table(
             "gate_findings",
             {
                 "verdict_id": str,
+                "findings_sha256": str,
                 "gate": str,
                 "scope": str,
                 "reason": str,
                 "value": str,
                 "detail": str,
             },
-            indexes=(("verdict_id",),),
+            indexes=(("verdict_id",), ("findings_sha256",)),
             foreign_keys=(ForeignKey("verdict_id", "gate_verdicts", "verdict_id"),),
         ),
         Table(
@@ -178,19 +191,23 @@ class VerdictsProjection(Projection):
         ),
     )
 
-    topics = topics_of(GateEvaluated, ReviewRecorded, ComparisonRecorded, RankingRecorded)
+    topics = topics_of(
+        GateEvaluated, GateFindingsRecorded, ReviewRecorded, ComparisonRecorded, RankingRecorded
+    )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         event = envelope.event
         stream = str(envelope.stream)
         if isinstance(event, GateEvaluated):
+            inline = findings_digest(event.findings)[0] if event.findings else None
             yield (
                 GATE,
                 (
                     stream,
                     event.gate,
                     int(event.ok),
-                    len(event.findings),
+                    event.count,
+                    event.findings_sha256 or inline,
                     to_json(event.params),
                     event.position,
                     event.head_sha256,
@@ -199,23 +216,13 @@ class VerdictsProjection(Projection):
                     envelope.position,
                 ),
             )
-            yield (
-                FINDING,
-                [
-                    (
-                        stream,
-                        event.gate,
-                        f.get("scope"),
-                        f.get("reason"),
-                        _text(f.get("value")),
-                        to_json(
-                            {k: v for k, v in f.items() if k not in ("scope", "reason", "value")}
-                        )
-                        or None,
-                    )
-                    for f in event.findings
-                ],
-            )
+            if event.findings:  # a verdict recorded with its findings inline
+                yield FINDING, _finding_rows(stream, inline, event.gate, event.findings)
+        elif isinstance(event, GateFindingsRecorded):
+            # Under the first verdict that found them; a later verdict with the same
+            # findings reads them through its findings_sha256.
+            verdict = str(event.verdict_id)
+            yield FINDING, _finding_rows(verdict, event.sha256, event.gate, event.findings)
         elif isinstance(event, ReviewRecorded):
             yield (
                 REVIEW,
@@ -303,6 +310,23 @@ class VerdictsProjection(Projection):
                     for r in event.rows
                 ],
             )
+
+
+def _finding_rows(
+    verdict_id: str, digest: str | None, gate: str | None, findings: list[dict[str, Any]]
+) -> list[Params]:
+    return [
+        (
+            verdict_id,
+            digest,
+            gate,
+            f.get("scope"),
+            f.get("reason"),
+            _text(f.get("value")),
+            to_json({k: v for k, v in f.items() if k not in ("scope", "reason", "value")}) or None,
+        )
+        for f in findings
+    ]
 
 
 def _text(value: object) -> str | None:

@@ -31,7 +31,7 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
         ),
     ),
     "verdicts": (
-        3,
+        4,
         (
             "gate_verdicts",
             "gate_findings",

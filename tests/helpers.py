@@ -160,6 +160,14 @@ def import_demo_runs(invoke: Callable[..., Any], directory: Path) -> None:
     for name, records in files.items():
         (directory / name).write_text(native.dump_jsonl(records))
     invoke("import", str(directory))
+    registry = directory / "required.toml"  # each agent required of each benchmark
+    registry.write_text(
+        "".join(
+            f'[benchmarks.{bench}]\ncommand = ["true"]\nagents = {json.dumps(list(demo.AGENTS))}\n'
+            for bench, *_ in demo.BENCHMARKS
+        )
+    )
+    invoke("benchmarks", "--registry", str(registry))
     for bench, label, value, unit in demo.HIGH_SCORES:
         invoke("high-score", "set", bench, "--label", label, "--value", str(value), "--unit", unit)
     invalid = demo.succeeded_run(files, "bfcl", "hermes", "gpt-4.1-mini")

@@ -26,6 +26,7 @@ SUMMARY_FINDINGS = (
 )
 NO_CONTRACT = "latest/index.json has no matrix_contract object"
 FILTERED_OUT = "filters excluded every benchmark in latest/index.json"
+NO_ROW = "no_publishable_row"
 
 
 def readiness(
@@ -35,7 +36,12 @@ def readiness(
     and comparability's (`comparability:<benchmark>`), then `extra`: the runtime gates of
     the benchmarks in scope (scope `runtime_gate:<benchmark>`)."""
     out = contract_findings(pub)
+    # A cell the contract already names needs no second finding of benchledger's own
+    # saying its key has no publishable row: one defect, one finding.
+    named_cells = {str(f["scope"]) for f in out if "::" in str(f["scope"])}
     for item in publishability(pub):
+        if item.get("extra") and item["reason"] == NO_ROW and item["scope"] in named_cells:
+            continue
         out.append(_with_metadata({**item, "scope": f"publishability:{item['scope']}"}))
     for item in comparability(pub, tolerance):
         out.append(_with_metadata({**item, "scope": f"comparability:{item['scope']}"}))

@@ -142,6 +142,27 @@ def report_keys(pub: Publication, gate: str, tolerance: float | None) -> dict[st
     return {}
 
 
+def check(
+    pub: Publication,
+    gate: str,
+    *,
+    tolerance: float | None,
+    extra: Sequence[Finding] = (),
+) -> dict[str, Any]:
+    """Evaluate one gate and append nothing: the verdict as `gate --json` prints it (with
+    the keys of the orchestrator's report of the same gate), its `verdict_id` None."""
+    findings = evaluate(pub, gate, tolerance, extra)
+    return {
+        "gate": gate,
+        **report_keys(pub, gate, tolerance),
+        "ok": not findings,
+        "findings": findings,
+        "position": pub.position,
+        "head_sha256": pub.head_sha256,
+        "verdict_id": None,
+    }
+
+
 def record(
     ledger: Ledger,
     pub: Publication,
@@ -152,25 +173,16 @@ def record(
     actor: str,
     extra: Sequence[Finding] = (),
 ) -> dict[str, Any]:
-    """Evaluate one gate and append its verdict; the verdict as `gate --json` prints it,
-    with the keys of the orchestrator's report of the same gate."""
-    findings = evaluate(pub, gate, tolerance, extra)
+    """Evaluate one gate and append its verdict (`check`, then the verdict's id)."""
+    verdict = check(pub, gate, tolerance=tolerance, extra=extra)
     used = effective_tolerance(gate, tolerance) if gate not in ("publishability", RUNTIME) else None
     verdict_id: UUID = ledger.record_gate(
         gate=gate,
         params={**params, "tolerance": used},
-        ok=not findings,
-        findings=findings,
+        ok=verdict["ok"],
+        findings=verdict["findings"],
         position=pub.position,
         head_sha256=pub.head_sha256,
         actor=actor,
     )
-    return {
-        "gate": gate,
-        **report_keys(pub, gate, tolerance),
-        "ok": not findings,
-        "findings": findings,
-        "position": pub.position,
-        "head_sha256": pub.head_sha256,
-        "verdict_id": str(verdict_id),
-    }
+    return {**verdict, "verdict_id": str(verdict_id)}

@@ -148,8 +148,14 @@ def load(
     # entry states no cells, needs a row of each real harness, as the orchestrator's
     # validators require: never of an agent that only happens to have a row there (a
     # mock, a calibration baseline).
+    # A benchmark benchledger's export states no required agents of needs none.
+    unstated = {
+        str(b)
+        for b, e in (listed if isinstance(listed, dict) else {}).items()
+        if isinstance(e, dict) and e.get("required_agents_stated") is False
+    }
     for benchmark in (*(b for b, _ in (*latest, *quarantine)), *registered):
-        if benchmark not in rules:
+        if benchmark not in rules and benchmark not in unstated:
             rules[benchmark] = AgentRules(required=CANONICAL_HARNESSES, source=UNSTATED)
     for name in index.get("demo_data") or []:
         benchmark, _, agent = str(name).partition("::")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +22,8 @@ Key = tuple[str, str]
 # publishes); `newest`: every (benchmark, agent)'s own newest acceptable row.
 Selection = Literal["cohort", "newest"]
 SELECTIONS: tuple[Selection, ...] = ("cohort", "newest")
+# The source of the rules `--required-agents` states for a check.
+REQUIRED_OPTION = "--required-agents"
 TABLE_OF: dict[Selection, str] = {"cohort": "latest", "newest": "latest_per_agent"}
 
 
@@ -105,21 +107,39 @@ class Publication:
         return sorted(seen | required)
 
     def required_agents(self, benchmark: str) -> list[str]:
-        """The agents a complete row of this benchmark needs: its rules', else every one."""
+        """The agents a complete row of this benchmark needs: its rules', else none (nobody
+        asked for any: no agent is missing)."""
         rule = self.rules.get(benchmark)
-        return list(rule.required) if rule is not None else self.harnesses
+        return list(rule.required) if rule is not None else []
+
+    def requiring(self, agents: Sequence[str]) -> Publication:
+        """This publication with `agents` required of every benchmark in scope (as asked
+        with --required-agents), whatever its rules require; what they say of the agents
+        that cannot run a benchmark stays."""
+        asked = tuple(dict.fromkeys(agents))
+
+        def rule(benchmark: str) -> AgentRules:
+            held = self.rules.get(benchmark)
+            if held is None:
+                return AgentRules(required=asked, source=REQUIRED_OPTION)
+            return replace(held, required=asked, source=REQUIRED_OPTION)
+
+        return replace(self, rules={b: rule(b) for b in self.benchmark_ids if self.selects(b)})
 
     def unsupported(self, benchmark: str, agent: str) -> bool:
         rule = self.rules.get(benchmark)
         return rule is not None and not rule.supports(agent)
 
     def matrix(self, harnesses: Sequence[str] | None = None) -> dict[str, Any]:
+        """The matrix contract over the harnesses asked for by name (every cell of each),
+        else over the agents with a row or required (the cells each benchmark has)."""
         return matrix_contract(
             self.benchmark_ids,
             list(harnesses or self.harnesses),
             self.latest,
             self.quarantine,
             self.rules,
+            every_cell=bool(harnesses),
         )
 
     def with_high_score(self, row: dict[str, Any]) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def render(matrix: ResultsMatrix) -> str:
     lines += _table(
         ["benchmark", *matrix.agents],
         [
-            [benchmark, *(matrix.cells[(benchmark, agent)].text for agent in matrix.agents)]
+            [benchmark, *(_text(matrix, (benchmark, agent)) for agent in matrix.agents)]
             for benchmark in matrix.benchmarks
         ],
     )
@@ -56,11 +56,19 @@ def render(matrix: ResultsMatrix) -> str:
         [benchmark, agent, str(reason)]
         for benchmark in matrix.benchmarks
         for agent in matrix.agents
+        if (benchmark, agent) in matrix.cells
         for reason in matrix.cells[(benchmark, agent)].reasons
     ]
     lines += ["", REASONS_HEADING, ""]
     lines += _table(["benchmark", "agent", "reason"], reasons) if reasons else ["None."]
     return "\n".join(lines) + "\n"
+
+
+def _text(matrix: ResultsMatrix, key: Key) -> str:
+    """A cell's text; empty where the matrix has no such cell (an agent that neither ran
+    the benchmark nor is required of it)."""
+    cell = matrix.cells.get(key)
+    return cell.text if cell is not None else ""
 
 
 def _split(line: str) -> list[str]:
@@ -123,6 +131,7 @@ def parse(text: str, source: str = "<matrix>") -> MatrixFile:
         (row[0], agent): value
         for row in rows
         for agent, value in zip(header[1:], row[1:], strict=False)
+        if value
     }
     reasons: dict[Key, tuple[str, ...]] = {}
     for row in tables[1][1:] if len(tables) > 1 else []:

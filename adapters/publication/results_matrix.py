@@ -251,9 +251,13 @@ def build(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     harnesses: Sequence[str] | None = None,
+    required_agents: Sequence[str] = (),
 ) -> ResultsMatrix:
-    """Every benchmark in scope x the agents (the required and seen ones, or `harnesses`)."""
+    """Every benchmark in scope x the agents (`harnesses`, else those with a row of it or
+    required of it: the matrix contract's cells), `required_agents` required of each."""
     pub = load(queries, include, exclude)
+    if required_agents:
+        pub = pub.requiring(required_agents)
     contract = pub.matrix(harnesses)
     reviews = recorded_reviews(queries)
     findings = findings_by_scope(queries, pub)

@@ -108,6 +108,13 @@ MATRIX_BENCHMARK = {
     "complete": bool,
     "cells": dict,
 }
+# benchledger's entry of a benchmark nothing requires an agent of: no required cell, so
+# neither complete nor incomplete, and marked so that a directory read back keeps it so.
+UNSTATED_MATRIX_BENCHMARK = {
+    **MATRIX_BENCHMARK,
+    "complete": NONE,
+    "required_agents_stated": bool,
+}
 CELL = {
     "required": bool,
     "run_group_id": OPT_STR,
@@ -407,7 +414,9 @@ class TestExportLatestShapes:
         assert_shape(matrix, MATRIX, "matrix_contract")
         assert_shape(matrix["summary"], MATRIX_SUMMARY, "summary")
         for benchmark, entry in matrix["benchmarks"].items():
-            assert_shape(entry, MATRIX_BENCHMARK, benchmark)
+            unstated = entry.get("required_agents_stated") is False
+            spec = UNSTATED_MATRIX_BENCHMARK if unstated else MATRIX_BENCHMARK
+            assert_shape(entry, spec, benchmark)
             for harness, cell in entry["cells"].items():
                 assert_shape(cell, CELL, f"{benchmark}.{harness}")
 
@@ -677,6 +686,17 @@ class TestMatrixCoversRegisteredBenchmarks:
         with build(Settings(db_path=db)) as services:
             services.ledger.register_benchmark("never-run", unit="accuracy")
         out = tmp_path / "export"
+        export_latest(ledger, out)
+        matrix = read(out / "latest" / "index.json")["matrix_contract"]
+        entry = matrix["benchmarks"]["never-run"]
+        # Nothing requires an agent of it: no cell, nothing missing.
+        assert (entry["cells"], entry["complete"], entry["required_agents_stated"]) == (
+            {},
+            None,
+            False,
+        )
+        with build(Settings(db_path=db)) as services:
+            services.ledger.declare_required_agents("never-run", ["eliza"], source="test")
         export_latest(ledger, out)
         matrix = read(out / "latest" / "index.json")["matrix_contract"]
         entry = matrix["benchmarks"]["never-run"]

@@ -157,7 +157,7 @@ class TestOnlyReviewedCellsShowNumbers:
         self, ledger: Invoke, tmp_path: Path
     ) -> None:
         import_runs(ledger, tmp_path, newer("bfcl", "codex", 0.1))
-        text = ledger("results-matrix").stdout
+        text = ledger("results-matrix", "--required-agents", "codex,eliza").stdout
         assert matrix_rows(text)["bfcl"][0] == "not-run (gate finding, not reviewed)"
         assert any(
             "| bfcl | codex | gate finding: comparability/score_spread_exceeds_tolerance: " in r
@@ -176,7 +176,20 @@ class TestOnlyReviewedCellsShowNumbers:
         ledger("high-score", "set", "hellaswag", "--label", "sota", "--value", "0.9")
         rows = matrix_rows(ledger("results-matrix").stdout)
         assert list(rows) == ["bfcl", "gaia", "hellaswag"]
-        assert rows["hellaswag"] == ["not-run (no run, not reviewed)"] * 2
+        assert rows["hellaswag"] == ["", ""]  # no run, and no agent required of it
+        required = ledger("results-matrix", "--required-agents", "codex,eliza").stdout
+        assert matrix_rows(required)["hellaswag"] == ["not-run (no run, not reviewed)"] * 2
+
+    def test_only_agents_with_a_row_or_required_have_a_cell(
+        self, ledger: Invoke, tmp_path: Path
+    ) -> None:
+        import_runs(ledger, tmp_path, newer("mmlu", "lm-eval", 0.6))
+        text = ledger("results-matrix").stdout
+        assert "| benchmark | codex | eliza | lm-eval |" in text
+        rows = matrix_rows(text)
+        assert rows["mmlu"] == ["", "", "not-run (not reviewed)"]
+        assert rows["bfcl"][2] == ""
+        assert not [r for r in reasons(text) if "| lm-eval |" in r and "| mmlu |" not in r]
 
 
 class TestAnInvalidatedReviewedRun:

@@ -286,7 +286,8 @@ class TestTheChainStopsAtTheFirstStepThatCannotProceed:
         assert not (operator.out / "manifest.json").exists()
 
     def test_gate_findings_stop_it_at_the_gates(self, operator: Operator, tmp_path: Path) -> None:
-        other = write_json(tmp_path / "h.json", run_json("alpha", "hermes", score=1.0))
+        mock = run_json("alpha", "hermes", score=1.0, config={"mock": True})
+        other = write_json(tmp_path / "h.json", mock)
         operator.invoke("import", str(other))
         result = operator.review(benchmarks="alpha", expect=5)
         assert result.stdout.splitlines()[-1].startswith("gates: blocked (")

@@ -524,7 +524,8 @@ class TestMatrixContract:
         assert ("bfcl", "compare") in pub.latest
         assert pub.harnesses == ["eliza"]
         assert list(cells(pub)) == ["eliza"]
-        assert pub.required_agents("bfcl") == ["eliza"]
+        assert pub.required_agents("bfcl") == []  # nothing states one
+        assert pub.requiring(["eliza", "compare"]).required_agents("bfcl") == ["eliza", "compare"]
 
     def test_a_held_rows_cell_shows_its_score_and_why(self, book: Book) -> None:
         book.require(*TRIO[:2])

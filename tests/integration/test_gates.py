@@ -13,6 +13,7 @@ import pytest
 
 from benchledger.adapters.publication import gates
 from benchledger.adapters.publication.publication import Publication
+from benchledger.domain.verdicts import unpack_findings
 from tests.conftest import Invoke
 from tests.helpers import create_empty_ledger, run_json, write_json
 
@@ -67,6 +68,19 @@ ORCHESTRATOR_KEYS = {
     "readiness": {"latest_dir", "tolerance"},
     "calibration": set(),
 }
+
+
+# The agents these tests ask every benchmark for (nothing else states any).
+BOTH = ("--required-agents", "eliza,hermes")
+
+
+def both_required(tmp_path: Path, benchmark: str = "bfcl") -> Path:
+    """A registry requiring eliza and hermes of `benchmark`."""
+    registry = tmp_path / "benchledger.toml"
+    registry.write_text(
+        f'[benchmarks.{benchmark}]\ncommand = ["true"]\nagents = ["eliza", "hermes"]\n'
+    )
+    return registry
 
 
 def reasons(verdict: dict[str, Any]) -> list[tuple[str, str]]:
@@ -190,11 +204,11 @@ class TestComparability:
         self, invoke: Invoke, add: Any
     ) -> None:
         add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
-        verdict = gate(invoke, "comparability", expect=1)
+        verdict = gate(invoke, "comparability", *BOTH, expect=1)
         [item] = verdict["findings"]
         assert (item["scope"], item["reason"]) == ("bfcl", "score_spread_exceeds_tolerance")
         assert item["value"] == "hermes=0.7 eliza=0.5 spread=0.2 tolerance=0.08"
-        assert gate(invoke, "comparability", "--tolerance", "0.25")["ok"] is True
+        assert gate(invoke, "comparability", *BOTH, "--tolerance", "0.25")["ok"] is True
 
     def test_different_configs_are_mixed_signatures_not_a_spread(
         self, invoke: Invoke, add: Any
@@ -203,21 +217,36 @@ class TestComparability:
             run("bfcl", "eliza", 0.1, config={"limit": 10}),
             run("bfcl", "hermes", 0.9, config={"limit": 20}),
         )
-        [item] = gate(invoke, "comparability", expect=1)["findings"]
+        [item] = gate(invoke, "comparability", *BOTH, expect=1)["findings"]
         assert (item["reason"], item["extra"]) == ("mixed_comparison_signatures", False)
         value = json.loads(item["value"])
         assert list(value) == ["derived_input_config", "recorded"]  # as the orchestrator's
         assert value["recorded"]["eliza"] != value["recorded"]["hermes"]
         assert value["derived_input_config"] == value["recorded"]
 
-    def test_an_agent_seen_elsewhere_but_missing_here_is_a_finding(
+    def test_an_agent_required_but_missing_here_is_a_finding(
         self, invoke: Invoke, add: Any
     ) -> None:
         add(run("bfcl", "eliza"), run("bfcl", "hermes"), run("gaia", "eliza"))
-        verdict = gate(invoke, "comparability", expect=1)
+        verdict = gate(invoke, "comparability", *BOTH, expect=1)
         assert [(f["scope"], f["reason"], f["value"]) for f in verdict["findings"]] == [
             ("gaia", "missing_required_latest_rows", "hermes")
         ]
+
+    def test_an_agent_seen_elsewhere_is_not_required_where_nothing_states_it(
+        self, invoke: Invoke, add: Any
+    ) -> None:
+        add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.9), run("gaia", "eliza"))
+        assert gate(invoke, "comparability")["findings"] == []
+        assert gate(invoke, "readiness", "--skip-runtime-gates")["findings"] == []
+
+    def test_the_registrys_required_agents_are_required(
+        self, invoke: Invoke, add: Any, tmp_path: Path
+    ) -> None:
+        add(run("bfcl", "eliza"), run("gaia", "eliza"))
+        invoke("benchmarks", "--registry", str(both_required(tmp_path, "gaia")))
+        verdict = gate(invoke, "comparability", expect=1)
+        assert reasons(verdict) == [("gaia", "missing_required_latest_rows")]
 
     def test_an_empty_scope_has_no_benchmarks(self, invoke: Invoke, db: Path) -> None:
         create_empty_ledger(db)
@@ -235,17 +264,19 @@ class TestReadiness:
             run("gaia", "eliza"),
             run("gaia", "hermes", None, status="failed"),
         )
-        verdict = gate(invoke, "readiness", expect=1)
+        verdict = gate(invoke, "readiness", *BOTH, expect=1)
         assert [(f["scope"], f["reason"], f["value"]) for f in verdict["findings"]] == [
             ("matrix_contract", "matrix_contract_incomplete", "incomplete"),
             ("matrix_contract.summary", "failed_required_real_cells", "1"),
             ("gaia::hermes", "failed", "failed"),
-            ("publishability:gaia::hermes", "no_publishable_row", "unsucceeded_run"),
+            # (no second finding of the cell: publishability's no_publishable_row)
             ("comparability:gaia", "missing_required_latest_rows", "hermes"),
         ]
-        assert [f["extra"] for f in verdict["findings"]] == [False, False, False, True, False]
+        assert [f["extra"] for f in verdict["findings"]] == [False, False, False, False]
+        publishable = gate(invoke, "publishability", expect=1)
+        assert reasons(publishable) == [("gaia::hermes", "no_publishable_row")]
         assert all(f["metadata"] is None for f in verdict["findings"])
-        assert gate(invoke, "readiness", "--include-benchmarks", "bfcl")["ok"] is True
+        assert gate(invoke, "readiness", *BOTH, "--include-benchmarks", "bfcl")["ok"] is True
 
 
 def calibrated(benchmark: str, half: float = 0.5) -> list[dict[str, Any]]:
@@ -308,7 +339,14 @@ class TestVerdictsAreEvents:
         seen = add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.9))
         out = json.loads(
             invoke(
-                "gate", "publishability", "comparability", "--tolerance", "0.1", "--json", expect=1
+                "gate",
+                "publishability",
+                "comparability",
+                *BOTH,
+                "--tolerance",
+                "0.1",
+                "--json",
+                expect=1,
             ).stdout
         )
         assert [(v["gate"], v["ok"]) for v in out] == [
@@ -317,16 +355,25 @@ class TestVerdictsAreEvents:
         ]
         assert {(v["position"], v["head_sha256"]) for v in out} == {head(db, seen)}
         events = json.loads(invoke("events", "--since", str(seen), "--json").stdout)
-        assert [e["type"] for e in events] == ["GateEvaluated", "GateEvaluated"]
-        recorded = events[1]["data"]
+        assert [e["type"] for e in events] == [
+            "GateEvaluated",
+            "GateFindingsRecorded",
+            "GateEvaluated",
+        ]
+        recorded, stored = events[2]["data"], events[1]["data"]
         assert recorded["params"] == {
             "include": [],
             "exclude": [],
             "as_of": None,
             "selection": "cohort",
+            "required_agents": ["eliza", "hermes"],
             "tolerance": 0.1,
         }
-        assert recorded["findings"] == out[1]["findings"]
+        # The findings are stored apart, compressed, named by their digest.
+        assert (recorded["findings"], recorded["finding_count"]) == ([], 1)
+        assert recorded["findings_sha256"] == stored["sha256"]
+        assert stored["verdict_id"] == out[1]["verdict_id"] and stored["count"] == 1
+        assert unpack_findings(stored["compressed"]) == out[1]["findings"]
         assert (recorded["position"], recorded["head_sha256"]) == head(db, seen)
         assert recorded["actor"]
         listed = json.loads(invoke("gates", "--json").stdout)
@@ -340,18 +387,37 @@ class TestVerdictsAreEvents:
     ) -> None:
         before = add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.52))
         add(run("bfcl", "hermes", 0.9))
-        assert gate(invoke, "comparability", expect=1)["ok"] is False
-        then = gate(invoke, "comparability", "--as-of", str(before))
+        assert gate(invoke, "comparability", *BOTH, expect=1)["ok"] is False
+        then = gate(invoke, "comparability", *BOTH, "--as-of", str(before))
         assert (then["ok"], then["position"], then["head_sha256"]) == (True, *head(db, before))
         [recorded] = [
             v for v in json.loads(invoke("gates", "--json").stdout) if v["position"] == before
         ]
         assert recorded["params"]["as_of"] == str(before) and recorded["ok"] is True
 
+    def test_validators_and_dry_runs_check_without_appending_an_event(
+        self, invoke: Invoke, add: Any, db: Path
+    ) -> None:
+        seen = add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.9))
+        for args in (
+            ("validate-latest-readiness", "--skip-runtime-gates", *BOTH),
+            ("validate-latest-comparability", *BOTH),
+            ("validate-latest-publishability",),
+            ("gate", "readiness", "comparability", "--dry-run", *BOTH),
+        ):
+            result = invoke(*args, expect=0 if args[0].endswith("publishability") else 1)
+            assert "not recorded" in result.stdout.splitlines()[0]
+        dry = gate(invoke, "comparability", "--dry-run", *BOTH, expect=1)
+        assert (dry["verdict_id"], dry["ok"]) == (None, False)
+        assert dry["findings"][0]["reason"] == "score_spread_exceeds_tolerance"
+        assert head(db)[0] == seen
+        assert json.loads(invoke("gates", "--json").stdout) == []
+
     def test_gates_lists_verdicts_filtered_by_gate(self, invoke: Invoke, add: Any) -> None:
         add(run("bfcl", "eliza"))
         invoke("gate", "publishability")
-        invoke("validate-latest-comparability")
+        invoke("gate", "comparability")
+        invoke("validate-latest-comparability")  # a check: records nothing
         invoke("calibration-report", "--fail-on-suspicious", expect=1)
         table = invoke("gates").stdout.splitlines()
         assert table[0].split()[:4] == ["verdict", "gate", "ok", "findings"]
@@ -366,9 +432,10 @@ class TestVerdictsAreEvents:
 
 class TestCommandLine:
     def test_the_orchestrator_spellings_evaluate_the_same_gate(
-        self, invoke: Invoke, add: Any
+        self, invoke: Invoke, add: Any, tmp_path: Path
     ) -> None:
         add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
+        invoke("benchmarks", "--registry", str(both_required(tmp_path)))
         for name, gate_name, code in (
             ("validate-latest-publishability", "publishability", 0),
             ("validate-latest-comparability", "comparability", 1),
@@ -382,6 +449,7 @@ class TestCommandLine:
             assert set(verdict) == recorded | ORCHESTRATOR_KEYS[gate_name]
             assert verdict.get("latest_dir") is None
             assert verdict["gate"] == gate_name and verdict["ok"] is (code == 0)
+            assert (verdict["verdict_id"] is None) is name.startswith("validate-")
 
     def test_calibration_report_exits_0_on_findings_unless_asked_to_fail(
         self, invoke: Invoke, add: Any
@@ -398,7 +466,7 @@ class TestCommandLine:
 
     def test_findings_print_as_a_table_and_exit_1(self, invoke: Invoke, add: Any) -> None:
         add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7))
-        out = invoke("gate", "comparability", expect=1).stdout.splitlines()
+        out = invoke("gate", "comparability", *BOTH, expect=1).stdout.splitlines()
         assert out[0].startswith("comparability: 0 findings + 1 extra at position ")
         assert out[1].split() == ["scope", "reason", "value", "extra"]
         assert out[3].split()[:2] == ["bfcl", "score_spread_exceeds_tolerance"]
@@ -409,7 +477,7 @@ class TestCommandLine:
         self, invoke: Invoke, add: Any
     ) -> None:
         add(run("bfcl", "eliza", 0.5), run("bfcl", "hermes", 0.7), run("gaia", "eliza"))
-        out = invoke("gate", "comparability", expect=1).stdout.splitlines()
+        out = invoke("gate", "comparability", *BOTH, expect=1).stdout.splitlines()
         assert out[0].startswith("comparability: 1 findings + 1 extra at position ")
         assert out[3].split()[:2] == ["gaia", "missing_required_latest_rows"]
         assert out[3].split()[-1] != "extra"

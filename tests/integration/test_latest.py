@@ -237,12 +237,34 @@ class TestMatrix:
         add_run(invoke, tmp_path, score=0.7)
         add_run(invoke, tmp_path, agent="hermes", status="failed", score=None)
         add_run(invoke, tmp_path, benchmark="gaia", score=0.3)
-        contract = json.loads(invoke("matrix", "--json").stdout)
+        both = ("--required-agents", "eliza,hermes")
+        contract = json.loads(invoke("matrix", *both, "--json").stdout)
         cells = contract["benchmarks"]["bfcl"]["cells"]
         assert cells["eliza"]["state"] == "succeeded" and cells["eliza"]["score"] == 0.7
         assert cells["hermes"]["state"] == "failed"
         assert contract["benchmarks"]["gaia"]["cells"]["hermes"]["state"] == "missing"
         assert contract["status"] == "incomplete"
         assert contract["summary"]["missing_required_real_cells"] == 1
-        table = invoke("matrix").stdout
+        table = invoke("matrix", *both).stdout
         assert "bfcl" in table and "0.7" in table and "failed" in table
+
+    def test_without_required_agents_a_benchmark_lists_only_the_agents_that_ran_it(
+        self, invoke: Invoke, tmp_path: Path
+    ) -> None:
+        add_run(invoke, tmp_path, score=0.7)
+        add_run(invoke, tmp_path, agent="hermes", status="failed", score=None)
+        add_run(invoke, tmp_path, benchmark="gaia", score=0.3)
+        contract = json.loads(invoke("matrix", "--json").stdout)
+        assert list(contract["benchmarks"]["bfcl"]["cells"]) == ["eliza", "hermes"]
+        gaia = contract["benchmarks"]["gaia"]
+        assert list(gaia["cells"]) == ["eliza"]  # no hermes cell: it never ran gaia
+        assert (gaia["complete"], gaia["required_agents_stated"]) == (None, False)
+        assert not any(c["required"] for c in gaia["cells"].values())
+        summary = contract["summary"]
+        assert (summary["missing_required_real_cells"], summary["required_real_cells"]) == (0, 0)
+        assert contract["status"] == "complete"  # nothing asked is missing
+        table = invoke("matrix").stdout.splitlines()
+        assert table[0].split() == ["benchmark", "eliza", "hermes", "complete"]
+        assert table[2].split() == ["bfcl", "0.7", "failed", "-"]
+        wide = json.loads(invoke("matrix", "--harnesses", "eliza,hermes", "--json").stdout)
+        assert wide["benchmarks"]["gaia"]["cells"]["hermes"]["state"] == "missing"

@@ -137,7 +137,7 @@ class TestGateFindingTargets:
                 ("bfcl", "eliza"): row("bfcl", "eliza", 0.9),
                 ("bfcl", "hermes"): row("bfcl", "hermes", 0.1, metrics={"demo": True}),
             }
-        )
+        ).requiring(["eliza", "hermes"])
         found = gate_findings(pub, None)
         assert [r.detail.split(":")[0] for r in found[("bfcl", None)]] == [
             "comparability/score_spread_exceeds_tolerance"
@@ -153,9 +153,18 @@ class TestGateFindingTargets:
                 ("bfcl", "eliza"): row("bfcl", "eliza", 0.9),
                 ("bfcl", "hermes"): row("bfcl", "hermes", 0.6),
             }
-        )
+        ).requiring(["eliza", "hermes"])
         assert gate_findings(pub, 0.5) == {}
         assert ("bfcl", None) in gate_findings(pub, None)
+
+    def test_agents_nobody_requires_are_not_compared(self) -> None:
+        pub = publication(
+            {
+                ("bfcl", "eliza"): row("bfcl", "eliza", 0.9),
+                ("bfcl", "hermes"): row("bfcl", "hermes", 0.1),
+            }
+        )
+        assert gate_findings(pub, None) == {}
 
 
 class TestCoverage:
