@@ -34,19 +34,23 @@ MODELS = Table(
     indexes=(("model_id",), ("rule_id",)),
     lookups=(("rule_id",),),
 )
+
+
 # A run's name seen: listed once (under the alias of its rule id, if one was declared),
 # counted per run.
-# The newest alias of a rule id: every name of that rule id carries it.
-ALIAS_OF = (
-    "(SELECT model_id, provider, alias_reason, alias_by FROM [{models}] "
-    "WHERE rule_id = ? AND joined_by = 'alias' LIMIT 1)"
-)
+# The newest alias of a rule id: every name of that rule id carries it. Scalar lookups by
+# the indexed rule id, not a join: an INSERT that selects from its own table reads it
+# through a temporary copy (tests/unit/test_fold_statement_plans.py).
+def _alias(column: str) -> str:
+    return f"(SELECT {column} FROM [{{models}}] WHERE rule_id = ? AND joined_by = 'alias' LIMIT 1)"
+
+
 SEEN = (
     "INSERT INTO [{models}] (name, model_id, provider, joined_by, rule, rule_id, runs, "
-    "alias_reason, alias_by, position) "
-    "SELECT ?, coalesce(a.model_id, ?), CASE WHEN a.model_id IS NULL THEN ? ELSE a.provider "
-    "END, CASE WHEN a.model_id IS NULL THEN ? ELSE 'alias' END, ?, ?, 1, a.alias_reason, "
-    f"a.alias_by, ? FROM (SELECT 1) LEFT JOIN {ALIAS_OF} a ON true WHERE true "
+    f"alias_reason, alias_by, position) VALUES (?, coalesce({_alias('model_id')}, ?), "
+    f"CASE WHEN {_alias('model_id')} IS NULL THEN ? ELSE {_alias('provider')} END, "
+    f"CASE WHEN {_alias('model_id')} IS NULL THEN ? ELSE 'alias' END, ?, ?, 1, "
+    f"{_alias('alias_reason')}, {_alias('alias_by')}, ?) "
     "ON CONFLICT(name) DO UPDATE SET runs = runs + 1"
 )
 STAMP = (
@@ -71,7 +75,8 @@ def run_seen(run_id: str, model: str, position: int) -> Iterator[Change]:
     """A run's stated model listed under its id, and the run stamped with that id."""
     found = resolve_model(model)
     rid = found.model_id
-    yield SEEN, (model, rid, found.provider, found.rule, found.rule, rid, position, rid)
+    provider, rule = found.provider, found.rule
+    yield SEEN, (model, rid, rid, rid, provider, rid, rid, rule, rule, rid, rid, rid, position)
     yield STAMP, (model, run_id)
 
 
