@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import chain
 from typing import Any
 from uuid import UUID
 
@@ -316,16 +317,12 @@ class Executing(ExecutingTurns):
     ) -> dict[str, Cell]:
         """The first statement of each of these keys among the run's recorded cells (read
         from its events one batch at a time), then among `pending`."""
-        found: dict[str, Cell] = {}
-        for event in self.events.get(run_id):
-            if isinstance(event, run_model.CellsRecorded):
-                for cell in event.cells:
-                    if cell.key in keys:
-                        found.setdefault(cell.key, cell)
-        for cell in pending:
-            if cell.key in keys:
-                found.setdefault(cell.key, cell)
-        return found
+        recorded = (
+            event.cells
+            for event in self.events.get(run_id)
+            if isinstance(event, run_model.CellsRecorded)
+        )
+        return run_rules.first_statements(chain(recorded, [pending]), keys)
 
     def _cell_batches(self, run: Run, cells: Sequence[Cell]) -> list[Event]:
         return [

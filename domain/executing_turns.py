@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING
 from uuid import UUID
 
@@ -13,6 +14,7 @@ from benchledger.domain.errors import ConcurrencyError
 from benchledger.domain.ledger_base import CELL_BATCH, LedgerBase
 from benchledger.domain.records import Turn
 from benchledger.domain.run import Run
+from benchledger.domain.run_rules import first_statements
 
 if TYPE_CHECKING:
     from benchledger.domain.executing import RunningRun
@@ -41,16 +43,12 @@ class ExecutingTurns(LedgerBase):
         self, run_id: UUID, keys: set[str], pending: Sequence[Turn] = ()
     ) -> dict[str, Turn]:
         """`recorded_cells` for turns, by place (`Turn.key`)."""
-        found: dict[str, Turn] = {}
-        for event in self.events.get(run_id):
-            if isinstance(event, run_model.TrajectoryRecorded):
-                for turn in event.turns:
-                    if turn.key in keys:
-                        found.setdefault(turn.key, turn)
-        for turn in pending:
-            if turn.key in keys:
-                found.setdefault(turn.key, turn)
-        return found
+        recorded = (
+            event.turns
+            for event in self.events.get(run_id)
+            if isinstance(event, run_model.TrajectoryRecorded)
+        )
+        return first_statements(chain(recorded, [pending]), keys)
 
     def _turn_batches(self, run: Run, turns: Sequence[Turn], after: int = 0) -> list[Event]:
         """Turns in events of CELL_BATCH, the first at the run's version + `after` + 1."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from benchledger.domain import facts
@@ -61,16 +61,41 @@ def split_cells(run: Run, cells: Sequence[Cell]) -> tuple[list[Cell], list[Cell]
     earlier in `cells`) with another payload: a disagreement, never an overwrite."""
     if run.finished:
         raise RunAlreadyFinishedError(f"run {run.id} has finished; its cells are closed")
-    fresh: dict[str, Cell] = {}
-    disagreeing: list[Cell] = []
-    for cell in cells:
-        seen = run.cell_digests.get(cell.key)
+    return split_statements(run.cell_digests, cells)
+
+
+Statement = TypeVar("Statement", Cell, Turn)
+
+
+def first_statements(
+    batches: Iterable[Sequence[Statement]], keys: set[str]
+) -> dict[str, Statement]:
+    """The first statement of each of these keys among batches of cells or turns, in
+    order (a run's recorded batches, then what is pending)."""
+    found: dict[str, Statement] = {}
+    for batch in batches:
+        for item in batch:
+            if item.key in keys:
+                found.setdefault(item.key, item)
+    return found
+
+
+def split_statements(
+    digests: Mapping[str, str], items: Sequence[Statement]
+) -> tuple[list[Statement], list[Statement]]:
+    """Of cells or turns (keyed, with a digest): those whose key `digests` (the recorded
+    ones) lacks, each key once, and those that state a recorded key, or one given earlier
+    in `items`, otherwise."""
+    fresh: dict[str, Statement] = {}
+    disagreeing: list[Statement] = []
+    for item in items:
+        seen = digests.get(item.key)
         if seen is None:
-            earlier = fresh.setdefault(cell.key, cell)
-            if earlier is not cell and earlier != cell:
-                disagreeing.append(cell)
-        elif seen != cell.digest():
-            disagreeing.append(cell)
+            earlier = fresh.setdefault(item.key, item)
+            if earlier is not item and earlier != item:
+                disagreeing.append(item)
+        elif seen != item.digest():
+            disagreeing.append(item)
     return list(fresh.values()), disagreeing
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from benchledger.domain.errors import RunAlreadyFinishedError
 from benchledger.domain.records import Turn
 from benchledger.domain.run import Run
+from benchledger.domain.run_rules import split_statements
 
 TURN_FIELDS = tuple(f for f in Turn.model_fields if f not in ("trajectory_file", "turn_index"))
 
@@ -17,17 +18,7 @@ def split_turns(run: Run, turns: Sequence[Turn]) -> tuple[list[Turn], list[Turn]
     an overwrite."""
     if run.finished:
         raise RunAlreadyFinishedError(f"run {run.id} has finished; its turns are closed")
-    fresh: dict[str, Turn] = {}
-    disagreeing: list[Turn] = []
-    for turn in turns:
-        seen = run.turn_digests.get(turn.key)
-        if seen is None:
-            earlier = fresh.setdefault(turn.key, turn)
-            if earlier is not turn and earlier != turn:
-                disagreeing.append(turn)
-        elif seen != turn.digest():
-            disagreeing.append(turn)
-    return list(fresh.values()), disagreeing
+    return split_statements(run.turn_digests, turns)
 
 
 def disagreement(pairs: Sequence[tuple[Turn | None, Turn]], *, shown: int = 3) -> str:
