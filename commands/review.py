@@ -92,7 +92,7 @@ class Steps:
 @generated_option
 @json_option
 @pass_ledger
-@writes_paths(out_dir="--out")
+@writes_paths(out_dir="--out", results_root="--results-root")
 def review(
     ctx: LedgerContext,
     /,

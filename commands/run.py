@@ -12,6 +12,7 @@ from benchledger.adapters.execution.registry import load_registry
 from benchledger.adapters.execution.runner import register
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import (
     execute,
     mode_of,
@@ -60,6 +61,7 @@ pass_ledger = click.make_pass_decorator(LedgerContext)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @pass_ledger
+@writes_paths(results_root="--results-root")
 def run(
     ctx: LedgerContext,
     registry_path: Path,

@@ -20,6 +20,7 @@ conflicts with a recorded fact.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,9 @@ HEADER_FACTS = (
     "tokens",
     "provenance",
 )
+# How far apart two floats may be and state one number: float summation noise (about
+# 1e-16 relative), far below any precision a result is reported at.
+FLOAT_NOISE = 1e-12
 # Header fields with a default a source may leave unset: unset, they state nothing.
 DEFAULTED = ("higher_is_better",)
 # The header fields that name the run's work (its signature's): one whose value names
@@ -285,6 +289,11 @@ def _same(a: Any, b: Any) -> bool:
         return type(a) is type(b) and a == b
     if a == b:
         return True
+    if isinstance(a, float) and isinstance(b, float):
+        # One number written at another precision (a sum taken in another order: a
+        # leaderboard's cost 279.1673704500001 one day, 279.16737045 the next) is the
+        # same fact; a value that differs in its first twelve digits is another one.
+        return math.isclose(a, b, rel_tol=FLOAT_NOISE)
     # An earlier import kept a source's host paths cut (`domain.host_paths`): the text it
     # recorded is the one stated now, cut. The ledger keeps what it recorded.
     return isinstance(b, str | list) and type(a) is type(b) and a == strip_host_paths(b)

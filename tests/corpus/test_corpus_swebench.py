@@ -4,6 +4,7 @@ the sources' own totals (resolved lists, report counts, published percentages)."
 from __future__ import annotations
 
 import json
+import math
 import random
 import tempfile
 from collections import Counter
@@ -407,9 +408,11 @@ class TestThroughTheCli:
             for b in load(BOARDS / DEC)["leaderboards"]
             for r in b["results"]
         }
-        changed = sum(1 for k in old if k in new and old[k] != new[k])
+        changed = sum(1 for k in old if k in new and differs(old[k], new[k]))
         runs = json.loads(invoke("runs", "--json").stdout)
-        assert sum(1 for r in runs if r["superseded_by"]) == changed == 43
+        # Ten more rows restate a cost summed in another order (its last bits differ):
+        # the same fact, no amendment.
+        assert sum(1 for r in runs if r["superseded_by"]) == changed == 33
         assert len(runs) == len(old) + len(set(new) - set(old)) + changed
 
     def test_the_harness_rerun_is_another_run_with_other_cells(self, invoke: Invoke) -> None:
@@ -422,3 +425,15 @@ class TestThroughTheCli:
             shown = json.loads(invoke("show", key, "--cells", "23", "--json").stdout)
             cells.append({c["key"] for c in shown["cells"] if c["outcome"] == "passed"})
         assert len(cells[0]) == len(cells[1]) == 8 and cells[0] != cells[1]
+
+
+def differs(a: Any, b: Any) -> bool:
+    """Whether two parsed JSON values state different facts (floats equal to their
+    twelfth digit are one number)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() != b.keys() or any(differs(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) != len(b) or any(differs(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return not math.isclose(a, b, rel_tol=1e-12)
+    return bool(a != b)

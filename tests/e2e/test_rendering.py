@@ -392,6 +392,28 @@ class TestDashboard:
         (nothing,) = self.run_chart(ds, charts["pass-rates"], model="no-such-model")
         assert nothing["no_data"].startswith("No data")
 
+    def test_a_run_listing_only_its_failures_has_no_pass_rate_over_its_cells(
+        self, ledger: Path, tmp_path: Path
+    ) -> None:
+        """A BFCL score file lists the failed cases and counts the passes: its cells'
+        share passed (0 %) is not the run's pass rate, so the chart leaves it out."""
+        db = Path(shutil.copy(ledger, tmp_path / "ledger.db"))
+        with closing(sqlite3.connect(db)) as conn, conn:
+            (run_id,) = conn.execute(
+                "SELECT r.run_id FROM latest AS l JOIN runs AS r ON r.run_id = l.run_id "
+                "WHERE r.cells > 0 ORDER BY r.run_id LIMIT 1"
+            ).fetchone()
+            conn.execute(
+                "UPDATE runs SET provenance = json_set(coalesce(provenance, '{}'), "
+                "'$.passed_not_listed', 205) WHERE run_id = ?",
+                (run_id,),
+            )
+        ds, charts = datasette_for(db), self.charts(db)
+        shown = self.run_chart(ds, charts["pass-rates"])
+        assert shown and run_id not in {r.get("run_id") for r in shown}
+        before = self.run_chart(datasette_for(ledger), charts["pass-rates"])
+        assert len(shown) == len(before) - 1
+
     def test_the_heat_map_shows_at_most_25_benchmarks_and_25_agents(self, ledger: Path) -> None:
         """285 agents by 120 benchmarks have no readable labels: the map keeps the pairs
         of the busiest 25 of each, and prints scores in the cells only up to 12 agents."""

@@ -230,6 +230,23 @@ WRITERS = {
         "--publish-latest-dir",
         "{path}",
     ],
+    # The results root of an ad hoc run: its run folders go under it.
+    "run --results-root": [
+        "run",
+        "--agent",
+        "a",
+        "--model",
+        "m",
+        "--benchmark",
+        "adhoc",
+        "--results-root",
+        "{path}",
+        "--",
+        sys.executable,
+        "-c",
+        "import json, os; json.dump(dict(score=1), "
+        "open(os.path.join(os.environ['BENCHLEDGER_OUTPUT_DIR'], 'r.json'), 'w'))",
+    ],
 }
 
 
@@ -252,7 +269,9 @@ class TestMissingParentFolders:
         db = Path(shutil.copy(demo, tmp_path / "ledger.db"))
         target = tmp_path / "missing" / "deeper" / "out"
         args = [a.replace("{path}", str(target)) for a in WRITERS[command]]
-        result = CliRunner().invoke(cli, ["--db", str(db), *args, "--parents"])
+        # The flag goes before a command's own arguments (`run ... -- COMMAND`).
+        cut = args.index("--") if "--" in args else len(args)
+        result = CliRunner().invoke(cli, ["--db", str(db), *args[:cut], "--parents", *args[cut:]])
         assert result.exit_code == 0, result.stderr
         assert target.exists()
 
@@ -272,6 +291,7 @@ class TestMissingParentFolders:
             "compare",
             "preflight",
             "review",
+            "run",
         ):
             command = cli.get_command(click.Context(cli), name)
             assert command is not None
