@@ -40,6 +40,9 @@ class Limits:
     int_digits: int = 100
     # One string a run or cell keeps; a file-level field may be copied into every run.
     string_length: int = 1 * MiB
+    # One value of a source database (a column of one row: text, blob or JSON text), in
+    # bytes; SQLite refuses to hand over a larger one, so it is never held in memory.
+    value_size: int = 16 * MiB
 
     @functools.cached_property
     def biggest_int(self) -> int:
@@ -93,7 +96,7 @@ def exceeded(
 ) -> InputLimitError:
     """The refusal of something over the limit `name`, saying how to raise it."""
     limit = getattr(current(), name)
-    shown = _size(limit) if name in ("file_size", "decompressed_size") else f"{limit} {_UNIT[name]}"
+    shown = _size(limit) if name in _BYTES else f"{limit} {_UNIT[name]}"
     how = f"raise it with --limit {option_name(name)}=N or {env_name(name)}"
     return InputLimitError(
         path,
@@ -104,6 +107,7 @@ def exceeded(
     )
 
 
+_BYTES = ("file_size", "decompressed_size", "value_size")
 _UNIT = {
     "compression_ratio": "times the compressed size",
     "yaml_aliases": "aliases",

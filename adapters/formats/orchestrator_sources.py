@@ -21,6 +21,12 @@ from benchledger.adapters.formats.common import identity, loads_all
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_facts import canonical
 from benchledger.adapters.formats.orchestrator_rows import Kind, read_group, read_row
+from benchledger.adapters.formats.orchestrator_values import (
+    Query,
+    bound,
+    check_kept_as_is,
+    too_big,
+)
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.publication import TELEMETRY_GROUPS
 from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord, Turn
@@ -109,8 +115,14 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
     """The record a unit of `stream_units` states (None: a row that states no record),
     refused as `parse_sqlite` refuses it; `name`: the file."""
     if isinstance(unit, dict):  # a run_groups row
+        key = unit.get("run_group_id")
+        check_kept_as_is(name, "run_groups", list(unit), list(unit.values()), key)
         return read_group(name, unit, "run_groups.")
     names, values, turn_names, turn_rows = unit
+    run_id = values[names.index("run_id")] if "run_id" in names else None
+    check_kept_as_is(name, "benchmark_runs", names, values, run_id)
+    for turn in turn_rows or ():
+        check_kept_as_is(name, "benchmark_run_trajectories", turn_names or (), turn, run_id)
     row, columns = _RunRow(_run_columns(names), values).row(name)
     record = read_row(name, row, "benchmark_runs.", "database", columns=columns)
     if isinstance(record, RunRecord) and turn_names is not None and turn_rows:
@@ -334,6 +346,7 @@ def _sqlite_units(path: Path, data: bytes | None) -> Iterator[Unit]:
         except sqlite3.Error as e:
             raise InputFormatError(str(path), f"cannot open the SQLite database: {e}") from None
         stack.callback(conn.close)
+        bound(conn)
         try:
             yield from _database_units(path, conn)
         except sqlite3.Error as e:
@@ -354,32 +367,64 @@ def _database_units(path: Path, conn: sqlite3.Connection) -> Iterator[Unit]:
     if "benchmark_runs" not in tables:
         raise InputFormatError(str(path), "no benchmark_runs table: not an orchestrator database")
     if "run_groups" in tables:
-        groups = conn.execute("SELECT * FROM run_groups ORDER BY run_group_id")
-        while group_batch := _dicts(groups, ROW_BATCH):
+        query = Query("run_groups", "run_group_id")
+        with _values(path, conn, query, 0):
+            groups = conn.execute(query.sql())
+        done = 0
+        while True:
+            with _values(path, conn, query, done):
+                group_batch = _dicts(groups, ROW_BATCH)
+            if not group_batch:
+                break
+            done += len(group_batch)
             yield from group_batch
-    cursor = conn.execute("SELECT * FROM benchmark_runs ORDER BY run_id")
+    query = Query("benchmark_runs", "run_id")
+    with _values(path, conn, query, 0):
+        cursor = conn.execute(query.sql())
     names = tuple(d[0] for d in cursor.description)
     run_id = names.index("run_id") if "run_id" in names else None
     trajectories = "benchmark_run_trajectories" in tables
-    while rows := cursor.fetchmany(ROW_BATCH):
+    done = 0
+    while True:
+        with _values(path, conn, query, done):
+            rows = cursor.fetchmany(ROW_BATCH)
+        if not rows:
+            break
+        done += len(rows)
         ids = [None if run_id is None else r[run_id] for r in rows]
         if not trajectories:
             yield from ((names, r, None, None) for r in rows)
             continue
         marks = ", ".join("?" * len(ids))
-        found = conn.execute(
-            f"SELECT * FROM benchmark_run_trajectories WHERE run_id IN ({marks}) "
-            "ORDER BY run_id, trajectory_file, turn_index",
+        turns = Query(
+            "benchmark_run_trajectories",
+            "run_id, trajectory_file, turn_index",
+            f"run_id IN ({marks})",
             ids,
         )
-        turn_names = tuple(d[0] for d in found.description)
+        with _values(path, conn, turns, 0):
+            found = conn.execute(turns.sql(), ids)
+            turn_names = tuple(d[0] for d in found.description)
+            turn_rows = found.fetchall()
         by_run: dict[Any, list[tuple[Any, ...]]] = {}
         at = len(turn_names) - 1 - turn_names[::-1].index("run_id")  # its last
-        for t in found.fetchall():
+        for t in turn_rows:
             by_run.setdefault(t[at], []).append(t)
         yield from (
             (names, r, turn_names, by_run.get(i, [])) for r, i in zip(rows, ids, strict=True)
         )
+
+
+@contextlib.contextmanager
+def _values(path: Path, conn: sqlite3.Connection, query: Query, start: int) -> Iterator[None]:
+    """Reading `query` from its row `start`: a value past the value-size limit is refused
+    by table, row and column."""
+    try:
+        yield
+    except sqlite3.DataError as e:
+        if "too big" not in str(e):
+            raise
+        raise too_big(str(path), conn, query, start) from None
 
 
 def _dicts(cursor: sqlite3.Cursor, size: int | None = None) -> list[dict[str, Any]]:

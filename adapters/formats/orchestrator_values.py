@@ -1,0 +1,107 @@
+"""The values of an orchestrator.sqlite within the limits, refused by table, row and column.
+
+SQLite itself refuses to hand over a value past the value-size limit (it checks a
+value's stated length before reading it), so a huge text or blob never reaches memory;
+the value that stopped a read is then found again, one column at a time, to be named.
+A value kept as it is (any column but a `*_json` one, whose text is decoded and checked
+as what it holds) counts against the string-length limit: a text by its characters,
+a blob by its bytes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from benchledger.adapters.formats import limits
+from benchledger.domain.errors import InputFormatError, InputLimitError
+
+
+def bound(conn: sqlite3.Connection) -> None:
+    """Make `conn` refuse any text or blob past the value-size limit, before reading it."""
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limits.current().value_size)
+
+
+class Query(NamedTuple):
+    """A read of every column of `table`'s rows that match `where` (with `params`),
+    in `order`; written out by `sql`, and one row's column at a time by `one`."""
+
+    table: str
+    order: str
+    where: str = ""
+    params: Sequence[Any] = ()
+
+    def sql(self, what: str = "*") -> str:
+        where = f" WHERE {self.where}" if self.where else ""
+        return f"SELECT {what} FROM {self.table}{where} ORDER BY {self.order}"
+
+    def one(self, column: str, what: str = "{}") -> str:
+        """Row `?` (from 0) of the read, only `what` of `column`: no other value is read
+        (nor is this one, for `typeof` and a blob's `length`)."""
+        return self.sql(what.format(quoted(column))) + " LIMIT 1 OFFSET ?"
+
+
+def too_big(path: str, conn: sqlite3.Connection, query: Query, start: int) -> InputFormatError:
+    """The refusal of the value past the value-size limit that stopped `query` at or
+    after its row `start` (from 0), naming table, row and column."""
+    names = [d[1] for d in conn.execute(f"PRAGMA table_info({quoted(query.table)})")]
+    row = start
+    while conn.execute(query.sql("1") + " LIMIT 1 OFFSET ?", (*query.params, row)).fetchone():
+        for name in names:
+            try:
+                conn.execute(query.one(name), (*query.params, row)).fetchone()
+            except sqlite3.DataError:
+                return _refusal(path, conn, query, row, name)
+        row += 1
+    return InputFormatError(path, "a value is too big to read", field=query.table)
+
+
+def _refusal(
+    path: str, conn: sqlite3.Connection, query: Query, row: int, column: str
+) -> InputLimitError:
+    args = (*query.params, row)
+    # Each its own query: SQLite reads neither a blob's content for length() nor any
+    # content for typeof() only when the column is the function's direct argument.
+    (kind,) = conn.execute(query.one(column, "typeof({})"), args).fetchone()
+    size = None
+    if kind == "blob":
+        (size,) = conn.execute(query.one(column, "length({})"), args).fetchone()
+    what = f"a blob of {size} bytes" if size is not None else f"a {kind} value"
+    about = _row_name(conn, query, args)
+    return limits.exceeded(path, about + what, "value_size", field=f"{query.table}.{column}")
+
+
+def _row_name(conn: sqlite3.Connection, query: Query, args: Sequence[Any]) -> str:
+    """`run 'id': ` (or `run group 'id': `) for the row, when its id can be read."""
+    table = query.table
+    key = "run_group_id" if table == "run_groups" else "run_id"
+    try:
+        found = conn.execute(query.one(key), args).fetchone()
+    except sqlite3.Error:
+        found = None
+    if found is None or not isinstance(found[0], str):
+        return f"row {args[-1] + 1} of {table}: "
+    what = "run group" if table == "run_groups" else "run"
+    return f"{what} '{found[0][:200]}': "
+
+
+def check_kept_as_is(
+    path: str, table: str, names: Sequence[str], values: Sequence[Any], key: Any
+) -> None:
+    """Refuse a text or blob of a column kept as it is (not `*_json`) past the
+    string-length limit, naming the row by `key` (its id) and the column."""
+    longest = limits.current().string_length
+    for name, value in zip(names, values, strict=True):
+        kind = type(value)
+        if (kind is str or kind is bytes) and len(value) > longest and not name.endswith("_json"):
+            who = "run group" if table == "run_groups" else "run"
+            about = f"{who} '{str(key)[:200]}': " if isinstance(key, str) else ""
+            what = f"a blob of {len(value)} bytes" if kind is bytes else None
+            what = what or f"a string of {len(value)} characters"
+            raise limits.exceeded(path, about + what, "string_length", field=f"{table}.{name}")
+
+
+def quoted(name: str) -> str:
+    """An SQL identifier, quoted."""
+    return '"' + name.replace('"', '""') + '"'
