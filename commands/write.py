@@ -111,6 +111,7 @@ def import_(
         Importer,
         discover,
         explain_members,
+        shown_name,
     )
 
     try:
@@ -123,24 +124,27 @@ def import_(
     defaults = {k: v for k, v in who.items() if v}
     ledger = ctx.services.ledger
     importer = Importer(ledger)
-    group = ledger.new_group("import", "import", request={"paths": [str(p) for p in paths]})
+    request = {"paths": [shown_name(str(p)) for p in paths]}
+    group = ledger.new_group("import", "import", request=request)
     reports: list[FileReport] = []
-    with (
-        limits.applied(bounds),
-        click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar,
-    ):
-        for found in bar:
-            reports.append(
-                importer.import_file(
-                    found.path,
-                    group=group,
-                    format_name=format_name,
-                    label=found.name,
-                    amend=amend,
-                    defaults=defaults,
+    try:
+        with (
+            limits.applied(bounds),
+            click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar,
+        ):
+            for found in bar:
+                reports.append(
+                    importer.import_file(
+                        found.path,
+                        group=group,
+                        format_name=format_name,
+                        label=found.name,
+                        amend=amend,
+                        defaults=defaults,
+                    )
                 )
-            )
-    ledger.close_group(group)
+    finally:  # an import cut short still closes its group, with the files it recorded
+        ledger.close_group(group)
     ctx.services.runner.catch_up()
     reports = explain_members(files, reports)
     hidden = {"reason", "members"}

@@ -88,7 +88,7 @@ def discover(paths: Iterable[Path]) -> Iterator[Found]:
         elif path.exists() or path.is_symlink():
             yield Found(path, True, display_path(path))
         else:
-            raise InputFormatError(str(path), "no such file or directory")
+            raise InputFormatError(shown_name(str(path)), "no such file or directory")
 
 
 def display_path(path: Path, root: Path | None = None) -> str:
@@ -106,6 +106,30 @@ def display_path(path: Path, root: Path | None = None) -> str:
             except ValueError:
                 continue
     return path.name
+
+
+def shown_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (held as surrogate escapes, as
+    `os.fsdecode` gives them) shown escaped (`\\xff`)."""
+    if _valid_name(name):
+        return name
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _undecodable(name: str) -> FileReport:
+    """A file whose name is not UTF-8: the ledger could not record where a run came
+    from, so it is not read; the import goes on with the other files."""
+    shown = shown_name(name)
+    message = f"{shown}: the file name is not valid UTF-8 (shown with its bytes escaped); not read"
+    return FileReport(shown, "failed", message=message)
 
 
 def file_sha256(path: Path) -> tuple[hashlib._Hash, int]:
@@ -250,6 +274,8 @@ class Importer:
         """One file appended whole, or nothing of it. A file that is not a result, or is
         part of one read through another file, is `ignored` with the reason."""
         name = label or display_path(path)
+        if not _valid_name(name):
+            return _undecodable(name)
         fmt_label: str | None = None
         parts: list[Path] = []
         try:
