@@ -169,9 +169,11 @@ def _decoder(int_digits: int, unique_keys: bool) -> json.JSONDecoder:
     )
 
 
-# The plain decoder's scanner (integers read in C, without the digit check: see `_decode`),
-# and the whitespace JSONDecoder.decode allows around the document.
+# The plain decoder's scanners (integers read in C, without the digit check: see
+# `_decode`), one refusing a key stated twice, and the whitespace JSONDecoder.decode
+# allows around the document.
 _PLAIN_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_UNIQUE_SCAN = json.JSONDecoder(object_pairs_hook=_unique_keys).scan_once  # type: ignore[attr-defined]
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -194,16 +196,16 @@ def _decode(text: str, int_digits: int, unique_keys: bool) -> Any:
     Most documents hold no integer near the digit limit, and the limit's hook (a Python
     call per integer) then cannot refuse anything: an integer of more than `int_digits`
     digits is a run of that many ASCII digits in the text. Without such a run (nor one
-    past Python's own limit on converting digits), the plain scanner reads integers in
+    past Python's own limit on converting digits), a plain scanner reads integers in
     C and gives the same document (read as JSONDecoder.decode reads it: whitespace
-    around it, nothing else). Whatever it cannot read is read again by the checked
-    decoder, whose error is the one reported. Keys stated twice are only refused by the
-    checked decoder's hook, so `unique_keys` always takes it.
+    around it, nothing else; a key stated twice refused as the checked decoder refuses
+    it). Whatever it cannot read is read again by the checked decoder, whose error is
+    the one reported.
     """
-    if not unique_keys and not _digit_run(text, int_digits):
+    if not _digit_run(text, int_digits):
         try:
             start = _space_end(text) if text[:1] in " \t\n\r" else 0
-            value, end = _PLAIN_SCAN(text, start)
+            value, end = (_UNIQUE_SCAN if unique_keys else _PLAIN_SCAN)(text, start)
             if end == len(text) or _space_end(text, end) == len(text):
                 return value
         except (StopIteration, ValueError, RecursionError):
@@ -233,9 +235,10 @@ def loads_all(name: str, texts: Sequence[str], fields: Sequence[str | None]) -> 
     one's decoding outweighs the decoding, so they are read in one pass of C code when
     that gives the same: when no text holds a backslash (so no escape, none of a
     surrogate), the objects and arrays of all of them together are within the depth
-    limit, no run of digits is past the digit limit (see `_decode`), and the plain
-    scanner reads each text whole from its first character. Otherwise each is read by
-    `loads`, in order, so the first failure is reported as `loads` reports it.
+    limit, no run of digits is past the digit limit (see `_decode`), and the scanner
+    (which refuses a key stated twice) reads each text whole from its first character.
+    Otherwise each is read by `loads`, in order, so the first failure is reported as
+    `loads` reports it.
     """
     bounds = limits.current()
     joined = "\x00".join(texts)  # a separator that is no digit, bracket or backslash
@@ -247,8 +250,8 @@ def loads_all(name: str, texts: Sequence[str], fields: Sequence[str | None]) -> 
         try:
             # A StopIteration (no value at the start of a text) ends the map early: the
             # ends then do not match the lengths.
-            found = list(map(_PLAIN_SCAN, texts, itertools.repeat(0)))
-        except (ValueError, RecursionError):
+            found = list(map(_UNIQUE_SCAN, texts, itertools.repeat(0)))
+        except (ValueError, RecursionError, DuplicateKeyError):
             found = []
         if list(map(itemgetter(1), found)) == list(map(len, texts)):
             return list(map(itemgetter(0), found))
@@ -261,10 +264,12 @@ def loads(
     *,
     line: int | None = None,
     field: str | None = None,
-    unique_keys: bool = False,
+    unique_keys: bool = True,
 ) -> Any:
     """JSON within the limits (depth, integer digits), as valid Unicode, bare NaN and
-    Infinity allowed as Python reads them; `unique_keys` refuses a key stated twice."""
+    Infinity allowed as Python reads them; a key stated twice in one object is refused
+    (naming it), unless `unique_keys` is False: JSON leaves a repeat's meaning open, and
+    a reader that kept the last would drop a fact the file states."""
     bounds = limits.current()
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data

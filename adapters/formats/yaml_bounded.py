@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.nodes import Node
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from benchledger.adapters.formats import limits
 from benchledger.adapters.formats.common import read_bytes
@@ -61,6 +61,24 @@ class _BoundedLoader(yaml.SafeLoader):
         if node is not None:
             self.aliases_inside[id(node)] = self.expanded_aliases - before
         return node
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A mapping, refusing a key stated twice in it (YAML forbids it; PyYAML would keep
+        the last). A key a merge (`<<: *base`) brings may be restated: that is an override."""
+        if isinstance(node, MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:
+                    continue
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    line = key_node.start_mark.line + 1 if key_node.start_mark else None
+                    raise _Refused(f"duplicate key {key_node.value!r} in one mapping", None, line)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 def load(path: Path, data: bytes | None = None) -> Any:
