@@ -11,6 +11,8 @@ import shutil
 import sys
 import textwrap
 
+from benchledger.commands.output import printable
+
 INDENT = "  "
 # The import conflict (domain.importing): WHERE: run 'KEY' is already recorded with other
 # facts: FIELD: recorded A, this file states B; FIELD: ... (and N more). Nothing ...
@@ -33,7 +35,9 @@ def error_width() -> int | None:
 def error_text(message: str, width: int | None = None) -> str:
     """`message` as the lines after `Error: `, for a terminal `width` wide: a conflict
     names the fields that differ first, then one line each, and any line longer than the
-    terminal is wrapped, indented. Without a width, the message as it is."""
+    terminal is wrapped, indented. Without a width, the message as it is. Either way
+    its control characters are escaped (`output.printable`): it quotes what files state."""
+    message = printable(message)
     if width is None:
         return message
     wrapped: list[str] = []

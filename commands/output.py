@@ -6,6 +6,7 @@ import csv
 import functools
 import io
 import json
+import re
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +22,15 @@ HEADER_PADDING = 2
 # A column cut to fit is never narrower than this: its start must still say something.
 NARROWEST = 5
 ELLIPSIS = "\u2026"
+# What a terminal acts on rather than shows: C0 controls (ESC starts CSI and OSC
+# sequences, CR and BS overwrite), DEL, and C1 (0x9b is CSI by itself). Text a file
+# stated is shown with them escaped; tab and newline are escaped in a table's cells.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CELL_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CELL_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+# In JSON text, such a character can only stand inside a string, which a \u escape
+# states as well: json.dumps escapes C0 itself, not DEL nor C1 (with ensure_ascii off).
+_JSON_CONTROL = re.compile("[\x7f-\x9f]")
 
 
 def _remember_wide(ctx: click.Context, _param: click.Parameter, wide: bool) -> None:
@@ -59,11 +69,11 @@ def emit(
 ) -> None:
     fmt = fmt or "table"
     if fmt == "json":
-        click.echo(json.dumps(list(rows), indent=2, ensure_ascii=False, default=str))
+        click.echo(json_text(list(rows), indent=2, default=str))
         return
     if fmt == "nl":
         for row in rows:
-            click.echo(json.dumps(row, ensure_ascii=False, default=str))
+            click.echo(json_text(row, default=str))
         return
     cols = list(columns or dict.fromkeys(key for row in rows for key in row))
     if fmt == "csv":
@@ -71,7 +81,7 @@ def emit(
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(cols)
         for row in rows:
-            writer.writerow([_cell(row.get(c), plain=True) for c in cols])
+            writer.writerow([printable(_cell(row.get(c), plain=True)) for c in cols])
         click.echo(buffer.getvalue(), nl=False)
         return
     if not rows:
@@ -83,10 +93,42 @@ def emit(
 def table(headers: Sequence[str], body: Sequence[Sequence[str]]) -> str:
     """A table of text cells, its widest columns cut to fit the terminal (see
     `table_width`)."""
+    headers = [cell_text(h) for h in headers]
+    body = [[cell_text(c) for c in row] for row in body]
     width = table_width()
     if width is not None:
         headers, body = fit(headers, body, width)
     return str(tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True))
+
+
+def printable(text: str) -> str:
+    """`text` for a terminal: every control character but tab and newline escaped
+    (`\\x1b`), so what a file states cannot move the cursor, retitle the window or hide
+    what follows."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_escape, text)
+
+
+def cell_text(text: str) -> str:
+    """`text` as one line of a table cell: `printable`, and tab, newline and carriage
+    return escaped too (`\\n`), so a cell never breaks its row."""
+    if not _CELL_CONTROL.search(text):
+        return text
+    return _CELL_CONTROL.sub(lambda m: _CELL_ESCAPES.get(m[0]) or _escape(m), text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\x{ord(match[0]):02x}"
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, **options)`, with DEL and C1 characters
+    (which json.dumps leaves as they are) written as `\\u` escapes: the same JSON."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if not _JSON_CONTROL.search(text):
+        return text
+    return _JSON_CONTROL.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def table_width() -> int | None:
@@ -163,7 +205,8 @@ def short(run_id: str | None) -> str:
 
 
 def stderr(message: str) -> None:
-    click.echo(message, err=True)
+    """A message to stderr, what a file stated in it `printable`."""
+    click.echo(printable(message), err=True)
 
 
 def is_terminal() -> bool:

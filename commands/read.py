@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from benchledger.commands.context import LedgerContext, as_of_option
-from benchledger.commands.output import emit, output_options, short
+from benchledger.commands.output import emit, json_text, output_options, printable, short
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -109,7 +109,7 @@ def show(ctx: LedgerContext, run: str, n_cells: int, fmt: str | None, as_of: str
     trajectories = queries.trajectory_summary(row["run_id"])
     if fmt == "json":
         click.echo(
-            json.dumps(
+            json_text(
                 {
                     "run": row,
                     "cell_outcomes": outcomes,
@@ -117,7 +117,6 @@ def show(ctx: LedgerContext, run: str, n_cells: int, fmt: str | None, as_of: str
                     "trajectories": trajectories,
                 },
                 indent=2,
-                ensure_ascii=False,
             )
         )
         return
@@ -172,7 +171,7 @@ def show(ctx: LedgerContext, run: str, n_cells: int, fmt: str | None, as_of: str
         value = row.get(name)
         if value is None or (name in ("invalidated",) and not value):
             continue
-        click.echo(f"{name.ljust(width)}  {value}")
+        click.echo(f"{name.ljust(width)}  {printable(str(value))}")
     for name in ("config", "metrics", "tokens", "provenance", "code_versions"):
         if row.get(name):
             click.echo(f"{name.ljust(width)}  {json.dumps(row[name], sort_keys=True)}")
@@ -396,7 +395,7 @@ def show_runs(
     for row in rows:
         values = {**row, "run_id": _source_id(row)}
         fields = " ".join(f"{name}={values[name]}" for name in SHOW_RUNS_FIELDS)
-        click.echo(f"{row['started_at']} {fields}")
+        click.echo(printable(f"{row['started_at']} {fields}"))
 
 
 def _source_id(row: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ on exactly what the ledger would store, and it names the field.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,6 +27,7 @@ def check_kept(
     `cells=False`: the parser checked the records' cells itself (`check_cells`)."""
     bounds = current()
     for i, record in enumerate(records, start=first):
+        _check_names(path, i, record)
         # Cells are most of what an import keeps: checked without tracking where.
         cells_of = getattr(record, "cells", ()) if cells else ()
         if _rest_within(record, bounds):
@@ -35,6 +37,27 @@ def check_kept(
         rest = [v for k, v in record.__dict__.items() if k != "cells"]
         if breaks(rest, bounds, 0) or _cells_break(cells_of, bounds):
             _refuse_where(path, i, record, bounds)
+
+
+# The fields that name a run: what it is keyed by and what every listing shows. A control
+# character (C0 with tab and newline, DEL, C1) has no place in a name, and would break a
+# table row or act on a terminal; free text keeps it (and is shown escaped).
+NAMES = ("run_key", "benchmark", "agent", "provider", "model")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _check_names(path: str, i: int, record: BaseModel) -> None:
+    header = getattr(record, "header", None)
+    named, prefix = (record, "") if header is None else (header, "header.")
+    for name in NAMES:
+        value = getattr(named, name, None)
+        found = _CONTROL.search(value) if isinstance(value, str) else None
+        if found is not None:
+            raise InputFormatError(
+                path,
+                f"holds a control character (\\x{ord(found[0]):02x}), which no name may hold",
+                field=f"record {i + 1}: {prefix}{name}",
+            )
 
 
 def _rest_within(record: BaseModel, bounds: Limits) -> bool:
