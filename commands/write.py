@@ -54,6 +54,7 @@ def _not_blank(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     "Bounds and defaults: file-size 512MiB, decompressed-size 1GiB (one .eval entry), "
     "compression-ratio 200, yaml-aliases 100 (counted as expanded), depth 128 (nesting), "
     "int-digits 100, string-length 1MiB (characters of one kept string, bytes of a blob), "
+    "array-length 1000000 (elements of one array), "
     "value-size 16MiB (one value of a source database). "
     "BENCHLEDGER_LIMIT_<NAME> (e.g. BENCHLEDGER_LIMIT_FILE_SIZE) sets one for every command",
 )

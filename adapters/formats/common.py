@@ -228,6 +228,19 @@ def _digit_run(text: str, int_digits: int) -> bool:
     return False
 
 
+def refuse_nul(
+    name: str, data: bytes, *, what: str = "JSON", line: int | None = None, field: str | None = None
+) -> None:
+    """Refuse text holding a NUL byte, which no JSON or YAML text holds (a hole in a sparse
+    file reads as NULs), before it is decoded into a second copy of itself."""
+    at = data.find(b"\x00")
+    if at >= 0:
+        where = line or data.count(b"\n", 0, at) + 1
+        raise InputFormatError(
+            name, f"invalid {what}: a NUL byte (at byte {at})", line=where, field=field
+        )
+
+
 def loads_all(name: str, texts: Sequence[str], fields: Sequence[str | None]) -> list[Any]:
     """`loads(name, text, field=field)` of each text in turn (with the first refusal).
 
@@ -271,6 +284,8 @@ def loads(
     (naming it), unless `unique_keys` is False: JSON leaves a repeat's meaning open, and
     a reader that kept the last would drop a fact the file states."""
     bounds = limits.current()
+    if isinstance(data, bytes):
+        refuse_nul(name, data, line=line, field=field)
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     except UnicodeDecodeError as e:
@@ -306,9 +321,39 @@ def loads(
         and too_deep(value, bounds.depth)
     ):
         raise limits.exceeded(name, "the nesting", "depth", line=line, field=field)
+    # An array of more elements than the limit has as many commas, at least.
+    if text.count(",") >= bounds.array_length:
+        found = long_array(value, bounds.array_length)
+        if found is not None:
+            inside, length = found
+            if inside:
+                field = f"{field}.{inside}" if field else inside
+            what = f"an array of {length} elements"
+            raise limits.exceeded(name, what, "array_length", line=line, field=field)
     if "\\" in text and _SURROGATE_ESCAPE.search(text):
         reject_lone_surrogates(name, text, value, line=line, field=field)
     return value
+
+
+def long_array(value: Any, limit: int) -> tuple[str, int] | None:
+    """Where the first array of more than `limit` elements is (`a.b[2]`, "" for the
+    document itself) and its length; None when there is none."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, list):
+            if len(node) > limit:
+                return where, len(node)
+            stack.extend(
+                (v, f"{where}[{i}]") for i, v in enumerate(node) if isinstance(v, dict | list)
+            )
+        elif isinstance(node, dict):
+            stack.extend(
+                (v, f"{where}.{k}" if where else str(k))
+                for k, v in node.items()
+                if isinstance(v, dict | list)
+            )
+    return None
 
 
 def too_deep(value: Any, limit: int) -> bool:

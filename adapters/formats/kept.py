@@ -92,6 +92,7 @@ def _rest_within(record: BaseModel, bounds: Limits) -> bool:
     digits = b"0" * (bounds.int_digits + 1)
     return all(
         len(text) <= longest
+        and text.count(b",") < bounds.array_length
         and text.count(b"[") + text.count(b"{") < deepest
         and digits not in text.translate(_DIGITS_AS_ZERO_BYTES)
         for text in parts
@@ -113,6 +114,7 @@ def text_within(text: str, longest_line: int, bounds: Limits) -> bool:
     holds one). False only means: check the values themselves."""
     return (
         longest_line <= bounds.string_length
+        and text.count(",") < bounds.array_length
         and "\\u" not in text
         and "0" * (bounds.int_digits + 1) not in text.translate(_DIGITS_AS_ZERO)
     )
@@ -167,6 +169,8 @@ def breaks(value: Any, bounds: Limits, depth: int = 3) -> bool:
         items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
         if not isinstance(items, list | tuple):
             continue
+        if len(node) > bounds.array_length:
+            return True
         for item in items:
             kind = type(item)
             if kind is str:
@@ -235,6 +239,9 @@ def _refuse_where(path: str, i: int, record: BaseModel, bounds: Limits) -> None:
                 stack.append((k, depth + 1, (*where, "(a key)")))
                 stack.append((v, depth + 1, (*where, str(k)[:40])))
         elif isinstance(node, list | tuple):
+            if len(node) > bounds.array_length:
+                what = f"an array of {len(node)} elements"
+                raise exceeded(path, what, "array_length", field=_field(where))
             stack.extend((v, depth + 1, (*where, j)) for j, v in enumerate(node))
     raise InputFormatError(path, "holds what the ledger cannot keep", field=f"record {i + 1}")
 

@@ -40,6 +40,10 @@ class Limits:
     int_digits: int = 100
     # One string a run or cell keeps; a file-level field may be copied into every run.
     string_length: int = 1 * MiB
+    # Elements of one array (JSON or YAML, or kept): each costs a pointer and an object in
+    # memory, and is copied again by every step a record goes through; real arrays (tests
+    # of an instance, samples of a log) hold thousands.
+    array_length: int = 1_000_000
     # One value of a source database (a column of one row: text, blob or JSON text), in
     # bytes; SQLite refuses to hand over a larger one, so it is never held in memory.
     value_size: int = 16 * MiB
@@ -114,6 +118,7 @@ _UNIT = {
     "depth": "levels",
     "int_digits": "digits",
     "string_length": "characters",
+    "array_length": "elements",
 }
 
 

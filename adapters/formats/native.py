@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchledger.adapters.formats.common import open_regular, read_bytes
+from benchledger.adapters.formats.common import open_regular, read_bytes, refuse_nul
 from benchledger.adapters.formats.kept import check_cells
 from benchledger.adapters.formats.native_common import field_error, strict_loads
 from benchledger.adapters.formats.native_lines import decoded_blocks, parse_lines
@@ -45,6 +45,7 @@ def parse(path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> It
     """Runs in the file; `defaults` fill header fields the file leaves out (the runner
     knows benchmark, agent, provider and model of what it executed)."""
     name = str(path)
+    refuse_nul(name, data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

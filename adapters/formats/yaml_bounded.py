@@ -14,7 +14,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from benchledger.adapters.formats import limits
-from benchledger.adapters.formats.common import read_bytes
+from benchledger.adapters.formats.common import read_bytes, refuse_nul
 from benchledger.domain.errors import InputFormatError
 
 
@@ -85,6 +85,7 @@ def load(path: Path, data: bytes | None = None) -> Any:
     """The YAML document in `path` (read within the file-size limit unless `data` is given)."""
     name = str(path)
     raw = read_bytes(path) if data is None else data
+    refuse_nul(name, raw, what="YAML")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
