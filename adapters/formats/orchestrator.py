@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchledger.adapters.formats import orchestrator_hyperliquid as hyperliquid
-from benchledger.adapters.formats.common import Units, read_bytes
+from benchledger.adapters.formats.common import Units, loads, read_bytes
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_sources import (
     SQLITE_MAGIC,
@@ -93,9 +93,15 @@ def _has_runs_table(path: Path) -> bool:
         conn.close()
 
 
+def _sniffed(path: Path) -> Any:
+    """The JSON of a file being recognised: a key stated twice does not hide what the
+    file is (reading it then refuses the key, by name)."""
+    return loads(str(path), read_bytes(path), unique_keys=False)
+
+
 def _is_row(path: Path) -> bool:
     try:
-        doc = load_json(path)
+        doc = _sniffed(path)
     except (OSError, InputFormatError):
         return False
     return isinstance(doc, dict) and doc.keys() >= ROW_KEYS
@@ -163,7 +169,7 @@ def declares(path: Path, head: bytes) -> bool:
     if path.name != INDEX_NAME or not head.lstrip().startswith(b"{"):
         return False
     try:
-        doc = load_json(path)
+        doc = _sniffed(path)
     except (OSError, InputFormatError):
         return b'"benchmark_comparability"' in head[:512]
     return isinstance(doc, dict) and (

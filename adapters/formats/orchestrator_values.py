@@ -94,12 +94,32 @@ def check_kept_as_is(
     longest = limits.current().string_length
     for name, value in zip(names, values, strict=True):
         kind = type(value)
+        if kind is bytes and not name.endswith("_json") and not _utf8(value):
+            # Kept as the text it spells; one that spells none cannot be written.
+            raise InputFormatError(
+                path,
+                f"{_about(table, key)}a blob that is not UTF-8 text; a column is kept as text",
+                field=f"{table}.{name}",
+            )
         if (kind is str or kind is bytes) and len(value) > longest and not name.endswith("_json"):
-            who = "run group" if table == "run_groups" else "run"
-            about = f"{who} '{str(key)[:200]}': " if isinstance(key, str) else ""
             what = f"a blob of {len(value)} bytes" if kind is bytes else None
             what = what or f"a string of {len(value)} characters"
-            raise limits.exceeded(path, about + what, "string_length", field=f"{table}.{name}")
+            raise limits.exceeded(
+                path, _about(table, key) + what, "string_length", field=f"{table}.{name}"
+            )
+
+
+def _about(table: str, key: Any) -> str:
+    who = "run group" if table == "run_groups" else "run"
+    return f"{who} '{key[:200]}': " if isinstance(key, str) else ""
+
+
+def _utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def quoted(name: str) -> str:
