@@ -16,7 +16,7 @@ from benchledger.adapters.execution.registry import load_registry
 from benchledger.adapters.publication import artifacts
 from benchledger.commands.context import LedgerContext
 from benchledger.commands.gates import json_option
-from benchledger.commands.output import stderr
+from benchledger.commands.output import printable, stderr
 from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, plan, registry_option, selection_options
 from benchledger.domain.errors import InputFormatError, NotFoundError
@@ -133,7 +133,7 @@ def preflight(out_dir: Path, as_json: bool, **work_options: Any) -> None:
     line = (
         f"preflight: {'ok' if report.ok else 'blocked'} ({preflight_line(report, work, written)})"
     )
-    click.echo(line, err=as_json)
+    click.echo(printable(line), err=as_json)
     for step in dict.fromkeys(b.unblock for b in report.blockers):
         stderr(f"  to unblock: {step}")
     if not report.ok:
@@ -182,7 +182,7 @@ def verify_artifacts(
         click.echo(json.dumps({**result.as_json(), "exit_code": result.exit_code}, indent=2))
     status, detail = artifacts_line(result)
     for name in result.offenders:
-        click.echo(name, err=as_json)
+        click.echo(printable(name), err=as_json)
     stderr(f"verify-artifacts: {status} ({detail})")
     if result.offenders:
         raise SystemExit(result.exit_code)

@@ -18,7 +18,7 @@ from benchledger.adapters.publication.compare import Method, Side
 from benchledger.adapters.publication.executed_compare import RunSide
 from benchledger.adapters.publication.export_files import write_atomically
 from benchledger.commands.context import LedgerContext, actor, as_of_option
-from benchledger.commands.output import emit, output_options, short, stderr
+from benchledger.commands.output import emit, output_options, printable, short, stderr
 from benchledger.commands.output import table as output_table
 from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, execute, mode_of, plan, registry_option
@@ -450,7 +450,7 @@ def _show(stored: dict[str, Any], fmt: str | None) -> None:
         rows = [{"comparison_id": stored["comparison_id"], **row} for row in stored["rows"]]
         emit(rows, fmt, empty="No benchmarks.")
         return
-    click.echo(render(stored, fmt == "json"))
+    click.echo(printable(render(stored, fmt == "json")))
 
 
 def render(stored: dict[str, Any], as_json: bool) -> str:

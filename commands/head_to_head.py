@@ -17,7 +17,7 @@ from benchledger.adapters.publication import head_to_head_queue as queue
 from benchledger.adapters.publication.compare import benchmarks_of
 from benchledger.adapters.publication.queries import Queries
 from benchledger.commands.context import LedgerContext, actor, as_of_option
-from benchledger.commands.output import emit, output_options
+from benchledger.commands.output import emit, output_options, printable
 from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 
@@ -319,7 +319,8 @@ def _emit(
     if fmt in ("csv", "nl"):
         emit(stored["report"]["report_rows"], fmt, empty="No benchmarks.")
     else:
-        click.echo(files.summary_json(stored).rstrip("\n") if fmt == "json" else files.text(stored))
+        shown = files.summary_json(stored).rstrip("\n") if fmt == "json" else files.text(stored)
+        click.echo(printable(shown))
 
 
 def _selected(names: list[str], include: str, exclude: str) -> list[str]:
@@ -329,7 +330,7 @@ def _selected(names: list[str], include: str, exclude: str) -> list[str]:
 
 
 def _preflight(message: str) -> None:
-    click.echo(f"Error: {message}", err=True)
+    click.echo(printable(f"Error: {message}"), err=True)
     click.get_current_context().exit(h2h.EXIT_CODES["preflight_failed"])
 
 

@@ -28,7 +28,7 @@ from benchledger.commands.checks import (
 )
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.gates import json_option, tolerance_option
-from benchledger.commands.output import short, stderr
+from benchledger.commands.output import printable, short, stderr
 from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 from benchledger.commands.selection import selection_option
@@ -63,7 +63,7 @@ class Steps:
 
     def _say(self, step: str, status: str, detail: str, code: int) -> None:
         self.done.append({"step": step, "status": status, "detail": detail, "exit_code": code})
-        click.echo(f"{step}: {status} ({detail})", err=self.as_json)
+        click.echo(printable(f"{step}: {status} ({detail})"), err=self.as_json)
 
 
 @click.command()
@@ -351,7 +351,7 @@ def _package_only(
         f"Review {short(receipt.review_id)} {state} at position {receipt.position} "
         f"(head {receipt.head_sha256[:12]}); package in {out_dir}"
     )
-    click.echo(message, err=as_json)
+    click.echo(printable(message), err=as_json)
     if seen.offenders:
         stderr(f"warning: {artifacts_line(seen)[1]} (see `benchledger verify-artifacts`)")
     if not receipt.ok:

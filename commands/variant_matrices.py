@@ -9,7 +9,7 @@ import click
 
 from benchledger.adapters.publication import alwm_matrices as am
 from benchledger.commands.context import LedgerContext
-from benchledger.commands.output import emit
+from benchledger.commands.output import emit, printable
 
 GRID, PAIRWISE = "grid", "pairwise"
 
@@ -64,7 +64,7 @@ def _grids(found: list[am.RunMatrices], weights: dict[str, float] | None, fmt: s
     for i, m in enumerate(found):
         if i:
             click.echo("")
-        click.echo(f"{m.run['run_key']} ({m.run['benchmark']})")
+        click.echo(printable(f"{m.run['run_key']} ({m.run['benchmark']})"))
         rows = [
             {"variant": v, **dict(zip(m.grid.prompts, m.grid.scores[r], strict=True))}
             for r, v in enumerate(m.grid.variants)

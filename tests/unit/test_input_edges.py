@@ -108,3 +108,23 @@ class TestTextForATerminal:
         for width in (None, 60):
             assert "\x1b" not in error_text(f"f.json: {self.OSC}", width)
             assert "\\x1b]0;pwned" in error_text(f"f.json: {self.OSC}", width)
+
+    def test_the_commands_that_echo_a_stored_text_escape_it(self) -> None:
+        """Texts a command prints as they are (a comparison, a head-to-head report, a
+        preflight or review line) go through `printable` too."""
+        import click
+        from click.testing import CliRunner
+
+        from benchledger.commands import head_to_head
+
+        @click.command()
+        def failing() -> None:
+            head_to_head._preflight(f"agent not ready: {self.OSC}")
+
+        result = CliRunner().invoke(failing)
+        assert "\x1b" not in result.stderr and "\\x1b]0;pwned" in result.stderr
+        for module in ("compare", "head_to_head", "review", "checks", "variant_matrices"):
+            source = (Path(__file__).parents[2] / "commands" / f"{module}.py").read_text(
+                encoding="utf-8"
+            )
+            assert "printable(" in source, module
