@@ -9,18 +9,26 @@ marks them as demo data, which no gate lets through (`domain.publication.group_m
 
 from __future__ import annotations
 
+import hashlib
 import random
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from uuid import UUID
 
+from eventsourcing.persistence import Notification
+
 from benchledger.adapters.formats import native
 from benchledger.adapters.store.importer import FileReport, Importer
+from benchledger.adapters.store.projection_runner import PAGE, NotificationLog
+from benchledger.domain.base import Event
+from benchledger.domain.errors import LedgerError
 from benchledger.domain.ledger import Ledger
 from benchledger.domain.records import Cell, CellOutcome, RunHeader, RunRecord, RunStatus
-from benchledger.domain.signatures import run_id_for
+from benchledger.domain.run_group import RunGroupOpened
+from benchledger.domain.signatures import benchmark_id_for, import_id_for, run_id_for
 
 BENCHMARKS = (
     # id, unit, higher_is_better, cells, difficulty
@@ -151,6 +159,59 @@ def _run(
         ),
         cells=tuple(cells),
     )
+
+
+def demo_streams(files: dict[str, list[RunRecord]]) -> frozenset[UUID]:
+    """Every stream the demo appends to but its run group (whose id is new each time):
+    its runs, its benchmarks and its result files, named as an import names them."""
+    runs = {run_id_for(native.SYSTEM, r.header.natural_key()) for rs in files.values() for r in rs}
+    benchmarks = {benchmark_id_for(b[0]) for b in BENCHMARKS}
+    imports = {
+        import_id_for(hashlib.sha256(native.dump_jsonl(records).encode()).hexdigest())
+        for records in files.values()
+    }
+    return frozenset(runs | benchmarks | imports)
+
+
+def first_foreign_event(
+    recorder: NotificationLog, decode: Callable[[Notification], Event]
+) -> Notification | None:
+    """The first stored event the demo did not append, or None: the ledger is empty or
+    the demo's own. Read in order, up to the first such event, so a real ledger is told
+    apart at its first page. `decode`: the event of a notification."""
+    own = demo_streams(generate())
+    groups: set[UUID | str] = set()
+    after = 0
+    while notes := recorder.select_notifications(after, PAGE, inclusive_of_start=False):
+        for note in notes:
+            stream = note.originator_id
+            if stream in own or stream in groups:
+                continue
+            if note.originator_version == 1 and note.topic == RunGroupOpened.TOPIC:
+                opened = decode(note)
+                if isinstance(opened, RunGroupOpened) and opened.kind == "demo":
+                    groups.add(stream)
+                    continue
+            return note
+        after = notes[-1].id
+    return None
+
+
+class NotADemoLedgerError(LedgerError):
+    """The demo was pointed at a ledger holding other events: it never mixes into one."""
+
+
+def refuse_foreign_events(
+    recorder: NotificationLog, decode: Callable[[Notification], Event], where: str
+) -> None:
+    """Raise NotADemoLedgerError naming `where` unless the ledger is empty or the demo's."""
+    foreign = first_foreign_event(recorder, decode)
+    if foreign is not None:
+        raise NotADemoLedgerError(
+            f"{where} holds events that are not the demo's (position {foreign.id}: "
+            f"{foreign.topic.rpartition(':')[2]}); it was left untouched: the demo builds "
+            "only into a new ledger or its own (give --db a new path, e.g. --db demo.db)"
+        )
 
 
 def build_demo(ledger: Ledger, workdir: Path | None = None) -> DemoSummary:

@@ -120,6 +120,8 @@ class LedgerContext:
                 if self.read_only:
                     raise read_side.behind_error(self.path, lag, remote=self._remote)
                 return self.read_models_after_catch_up()
+            if lag.leftovers and not self.read_only and not read_side.rebuild_running(self.path):
+                return self.read_models_after_catch_up()  # drops a killed rebuild's tables
             self._current = conn
         return self._current
 

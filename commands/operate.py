@@ -109,10 +109,14 @@ def serve(ctx: LedgerContext, host: str, port: int, as_of: str | None) -> None:
     from benchledger.adapters.publication.browse import listen
     from benchledger.adapters.publication.browse import serve as serve_datasette
     from benchledger.adapters.store.ledger_file import location_writable
+    from benchledger.commands.interrupts import stopped_like_ctrl_c
     from benchledger.commands.snapshot import write_snapshot
 
     path = ctx.settings.db_path
-    with tempfile.TemporaryDirectory(prefix="benchledger-serve-") as work:
+    with (
+        stopped_like_ctrl_c(),
+        tempfile.TemporaryDirectory(prefix="benchledger-serve-") as work,
+    ):
         at = ""
         if as_of is None:
             ctx.read_models()  # current, or an error saying how far behind a read-only ledger is

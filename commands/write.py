@@ -278,9 +278,20 @@ def demo(ctx: LedgerContext) -> None:
     Example:
         benchledger --db demo.db demo && benchledger --db demo.db runs
     """
-    from benchledger.adapters.demo import build_demo
+    from benchledger.adapters.demo import build_demo, refuse_foreign_events
 
-    summary = build_demo(ctx.services.ledger)
+    services = ctx.services
+    url = ctx.settings.event_store_url
+    if url:
+        from benchledger.adapters.store.bootstrap import shown_url
+
+        where = f"the event store at {shown_url(url)}"
+    else:
+        where = str(ctx.settings.db_path)
+    refuse_foreign_events(
+        services.ledger.recorder, lambda note: services.runner.envelope(note).event, where
+    )
+    summary = build_demo(services.ledger)
     ctx.services.runner.catch_up()
     counts = ctx.queries().counts()
     imported = sum(1 for r in summary.files if r.state == "imported")

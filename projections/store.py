@@ -185,8 +185,9 @@ class ReadModelStore:
         return str(mode).lower() == "wal" and str(self.path) not in ("", ":memory:")
 
     @contextmanager
-    def rebuild_lock(self) -> Iterator[None]:
-        """One rebuild at a time; the OS drops the lock if its holder dies.
+    def rebuild_lock(self, *, wait: bool = True) -> Iterator[bool]:
+        """One rebuild at a time; the OS drops the lock if its holder dies. Yields whether
+        it is held: always when `wait`, else only when no one else held it.
 
         The lock is taken on the ledger's directory, so nothing is left beside the
         ledger; rebuilds of other ledgers in that directory wait too, which is rare
@@ -197,10 +198,34 @@ class ReadModelStore:
         """
         descriptor = os.open(self.path.parent, os.O_RDONLY)
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
-            yield
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            yield True
         finally:
             os.close(descriptor)  # releases the lock
+
+    def leftovers(self) -> list[str]:
+        """Tables a rebuild made aside and never swapped in: its process died."""
+        rows = self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ?",
+            (f"*{REBUILD_SUFFIX}",),
+        )
+        return sorted(name for (name,) in rows)
+
+    def drop_leftovers(self) -> int:
+        """Drop a dead rebuild's tables (and with them their indexes), then hand their
+        pages back; how many were dropped. Only while holding the rebuild lock: a
+        running rebuild's tables are its work, not leftovers."""
+        names = self.leftovers()
+        if names:
+            with self.write():
+                for name in self.leftovers():
+                    self.conn.execute(f"DROP TABLE IF EXISTS [{name}]")
+            self.reclaim_free_pages()
+        return len(names)
 
     def reclaim_free_pages(self) -> None:
         """Return the pages a rebuild freed to the file system (a no-op on files

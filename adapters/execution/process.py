@@ -19,6 +19,10 @@ from typing import IO
 from benchledger.adapters.execution.secrets import Redactor
 
 _JOIN_SECONDS = 5.0
+# How long the supervisor may take to kill what is left of a benchmark once told to.
+_STOP_SECONDS = 15.0
+# `supervise.KILL_NOW`: supervise.py runs as a script, with the standard library only.
+KILL_NOW = b"k"
 
 
 def _regular_files(root: Path) -> Iterator[Path]:
@@ -132,7 +136,8 @@ def execute(
     on_start or on_tick, or a KeyboardInterrupt, kills the group and then propagates.
     If this process dies (even by kill -9), the supervisor between it and the command
     (see `supervise.py`) stops the group within kill_grace_seconds. Processes that
-    leave the group (setsid, daemonising) are beyond reach.
+    leave the group (setsid, daemonising) are killed by the supervisor too, as its
+    descendants, where Linux lets it be their subreaper.
     """
     if not argv:
         raise ValueError("argv is empty")
@@ -199,6 +204,12 @@ def execute(
                 next_tick = now + tick_seconds
                 on_tick()
     finally:
+        if not _wait_for_exit(process.pid, until=time.monotonic()):
+            # Still running (a timeout's grace is over, or the run is cancelled): the
+            # supervisor kills the benchmark and everything below it, out of its group
+            # too, then exits; the group kill below is for a supervisor that cannot.
+            _tell(control_write, KILL_NOW)
+            _wait_for_exit(process.pid, until=time.monotonic() + _STOP_SECONDS)
         # The supervisor (the group's leader, which relays the command's exit) is
         # exited-but-unreaped (or still running) here, so the group id cannot have been
         # reused: killing the group hits only its leftovers.
@@ -256,6 +267,11 @@ def _wait_for_exit(pid: int, until: float | None) -> bool:
             return False
         time.sleep(delay if remaining is None else min(delay, remaining))
         delay = min(delay * 2, 0.05)
+
+
+def _tell(control: int, message: bytes) -> None:
+    with contextlib.suppress(OSError):  # a supervisor that is gone reads nothing
+        os.write(control, message)
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:

@@ -11,6 +11,7 @@ import enum
 import os
 import sqlite3
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchledger.domain.errors import LedgerError
@@ -64,19 +65,36 @@ def inspect(path: Path) -> Kind:
     if path.stat().st_size == 0:
         return Kind.EMPTY
     try:
-        tables, first_topic = _catalogue(path)
+        found = _catalogue(path)
     except sqlite3.DatabaseError:
         return Kind.NOT_SQLITE
-    if EVENT_TABLE in tables:
-        if first_topic is None or first_topic.startswith(TOPIC_PREFIX):
-            return Kind.SNAPSHOT if SNAPSHOT_TABLE in tables else Kind.LEDGER
+    if found.foreign is not None:
         return Kind.FOREIGN
-    if STATE_TABLE in tables:
+    if EVENT_TABLE in found.tables:
+        return Kind.SNAPSHOT if SNAPSHOT_TABLE in found.tables else Kind.LEDGER
+    if STATE_TABLE in found.tables:
         return Kind.READ_MODEL
-    return Kind.FOREIGN if tables else Kind.EMPTY
+    return Kind.EMPTY
 
 
-def _catalogue(path: Path) -> tuple[set[str], str | None]:
+# The columns of eventsourcing's SQLite event table, and of our read models' positions.
+EVENT_COLUMNS = ("originator_id", "originator_version", "topic", "state")
+STATE_COLUMNS = ("projection", "version", "position")
+TABLES_NAMED = 5  # how many of a foreign database's tables an error names
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    tables: frozenset[str]
+    foreign: str | None  # why this SQLite database is not ours; None: it may be
+
+
+def foreign_reason(path: Path) -> str:
+    """What makes the SQLite database at `path` something else than a ledger."""
+    return _catalogue(path).foreign or "a SQLite database without benchledger's event store"
+
+
+def _catalogue(path: Path) -> Catalogue:
     # Without a -wal file every committed page is in the main file, and an immutable
     # connection reads it creating nothing; with one, only a locking reader sees it all.
     wal = path.with_name(path.name + "-wal").exists()
@@ -85,20 +103,48 @@ def _catalogue(path: Path) -> tuple[set[str], str | None]:
         try:
             conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True)
             try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-                topic = None
-                if EVENT_TABLE in tables:
-                    row = conn.execute(
-                        f"SELECT topic FROM {EVENT_TABLE} ORDER BY rowid LIMIT 1"
-                    ).fetchone()
-                    topic = row[0] if row else None
-                return tables, topic
+                return _catalogued(conn)
             finally:
                 conn.close()
         except sqlite3.DatabaseError:
             if i == len(attempts) - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def _catalogued(conn: sqlite3.Connection) -> Catalogue:
+    """The tables of a database and, when it is not a ledger though it may be named like
+    one, why not (a table of ours with other columns, events of another application)."""
+    kinds = dict(conn.execute("SELECT name, type FROM sqlite_master").fetchall())
+    tables = frozenset(name for name, kind in kinds.items() if kind == "table")
+    for name, columns in ((EVENT_TABLE, EVENT_COLUMNS), (STATE_TABLE, STATE_COLUMNS)):
+        if name in kinds and kinds[name] != "table":
+            return Catalogue(tables, f"a SQLite database whose {name} is a {kinds[name]}")
+        if name in tables:
+            have = [row[1] for row in conn.execute(f"PRAGMA table_info([{name}])")]
+            if not set(columns) <= set(have):
+                return Catalogue(
+                    tables,
+                    f"a SQLite database whose {name} table has the columns "
+                    f"{', '.join(have)}, not {', '.join(columns)}",
+                )
+    if EVENT_TABLE in tables:
+        row = conn.execute(f"SELECT topic FROM {EVENT_TABLE} ORDER BY rowid LIMIT 1").fetchone()
+        if row is not None and not (isinstance(row[0], str) and row[0].startswith(TOPIC_PREFIX)):
+            return Catalogue(
+                tables,
+                f"a SQLite database whose {EVENT_TABLE} hold another application's "
+                f"events (topic {str(row[0])[:80]!r})",
+            )
+    elif kinds and STATE_TABLE not in tables:
+        named = sorted(kinds)
+        more = f" and {len(named) - TABLES_NAMED} more" if len(named) > TABLES_NAMED else ""
+        return Catalogue(
+            tables,
+            "a SQLite database without benchledger's event store (it holds "
+            f"{', '.join(named[:TABLES_NAMED])}{more})",
+        )
+    return Catalogue(tables, None)
 
 
 def location_writable(path: Path) -> bool:
@@ -110,13 +156,17 @@ def location_writable(path: Path) -> bool:
 
 
 def connect_read_only(path: Path, *, location_writable: bool) -> sqlite3.Connection:
-    """A connection that cannot change the ledger.
+    """A connection that cannot change the ledger, nor make files beside it.
 
     Where the location is writable, a read-write connection with `query_only`:
     it refuses every write, and on close SQLite removes the -wal and -shm files
-    it made (a `mode=ro` one would leave them behind). Elsewhere `mode=ro`; and
-    where that cannot open a WAL file because its -shm cannot be created (a
-    read-only mount), `immutable=1`: nothing can change the file there anyway.
+    it made (a `mode=ro` one would leave them behind). Elsewhere, with neither a
+    -wal nor a -shm file beside the ledger, no connection has it open and every
+    committed page is in the file: `immutable=1` reads it and creates nothing,
+    where `mode=ro` would create both files wherever the directory is writable
+    and leave them (https://www.sqlite.org/wal.html, read-only databases). With
+    them, `mode=ro` reads through them; and where it cannot (a -wal without its
+    -shm on a read-only mount), `immutable=1`: nothing can change the file there.
     """
     if location_writable:
         conn = sqlite3.connect(str(path), isolation_level=None, timeout=60)
@@ -124,6 +174,8 @@ def connect_read_only(path: Path, *, location_writable: bool) -> sqlite3.Connect
         conn.execute("PRAGMA busy_timeout=60000")
         return conn
     uri = path.resolve().as_uri()
+    if not any(path.with_name(path.name + end).exists() for end in ("-wal", "-shm")):
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
     conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=60)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -163,6 +215,12 @@ def require_writable(path: Path, *, creates: bool, event_store: bool) -> Kind:
             f"{path} is a frozen snapshot written by `benchledger publish`: it takes no new "
             "events and its read models never change (publish a new one from the ledger)"
         )
+    if kind is Kind.EMPTY and (creates or event_store) and path.stat().st_size == 0:
+        # A file someone made for something else (or a typo): never adopted, never written.
+        raise NotALedgerError(
+            f"{path} is an empty file, not a ledger; it was left untouched (remove it, or "
+            "give --db a path where no file exists yet)"
+        )
     if kind in (Kind.MISSING, Kind.EMPTY):
         if not (creates or event_store):
             return require_readable(path, event_store=event_store)
@@ -187,8 +245,7 @@ def _refuse_others(path: Path, kind: Kind, *, event_store: bool) -> None:
         raise NotALedgerError(f"{path} is not a SQLite database, so not a benchledger ledger")
     if kind is Kind.FOREIGN:
         raise NotALedgerError(
-            f"{path} is not a benchledger ledger (a SQLite database without benchledger's "
-            "event store); it was left untouched"
+            f"{path} is not a benchledger ledger ({foreign_reason(path)}); it was left untouched"
         )
     if kind is Kind.READ_MODEL and not event_store:
         raise NotALedgerError(

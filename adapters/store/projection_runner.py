@@ -218,6 +218,7 @@ class ProjectionRunner:
 
     def catch_up(self, progress: Progress | None = None) -> int:
         """Fold every event not yet applied; rebuild projections whose version changed."""
+        self.drop_leftovers()
         applied = 0
         if self.outdated():
             with self.store.rebuild_lock():
@@ -257,9 +258,19 @@ class ProjectionRunner:
         """Fold the whole log into fresh tables, then swap them in atomically."""
         targets = self.by_name(names)
         with self.store.rebuild_lock():
+            self.store.drop_leftovers()
             count = self._rebuild(targets, progress)
             self.store.reclaim_free_pages()
             return count
+
+    def drop_leftovers(self) -> int:
+        """Drop the tables a killed rebuild left aside (`__rebuild`), unless a rebuild is
+        running now (it holds the lock, and they are its work): the file then stops
+        growing by them at the next command, not at the next rebuild. How many."""
+        if not self.store.leftovers():
+            return 0
+        with self.store.rebuild_lock(wait=False) as held:
+            return self.store.drop_leftovers() if held else 0
 
     def _rebuild(self, targets: list[Projection], progress: Progress | None) -> int:
         # Decoding happens in the page iterator, outside each write.

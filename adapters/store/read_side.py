@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 
 from benchledger.adapters.store.ledger_file import EVENT_TABLE, LedgerFileError
 from benchledger.projections.versions import READ_MODELS, STATE_TABLE
+
+# `projections.store.REBUILD_SUFFIX`, without loading the writer: the names of a rebuild's
+# tables until it swaps them in, left behind when it dies.
+REBUILT_ASIDE = "__rebuild"
 
 
 class ReadModelsBehindError(LedgerFileError):
@@ -18,6 +25,7 @@ class Lag:
     head: int  # the event log's last position
     position: int  # every read model is folded up to here
     outdated: tuple[str, ...] = ()  # read models this code must rebuild (version or tables)
+    leftovers: bool = False  # tables a rebuild made aside and never swapped in
 
     @property
     def current(self) -> bool:
@@ -45,7 +53,8 @@ def lag(conn: sqlite3.Connection, head: int) -> Lag:
         if states.get(name, (None, 0))[0] != version or not set(names) <= tables
     )
     positions = [0 if name in outdated else states[name][1] for name in READ_MODELS]
-    return Lag(head=head, position=min(positions), outdated=outdated)
+    leftovers = any(name.endswith(REBUILT_ASIDE) for name in tables)
+    return Lag(head=head, position=min(positions), outdated=outdated, leftovers=leftovers)
 
 
 def behind_error(path: object, lag: Lag, *, remote: bool = False) -> ReadModelsBehindError:
@@ -65,3 +74,19 @@ def behind_error(path: object, lag: Lag, *, remote: bool = False) -> ReadModelsB
         f"`benchledger {catch_up}` there (or any command without --read-only), "
         "then read the copy"
     )
+
+
+def rebuild_running(path: Path) -> bool:
+    """Whether a process holds the rebuild lock of the ledger at `path` now (taken on its
+    directory: `ReadModelStore.rebuild_lock`); its `__rebuild` tables are then its work."""
+    try:
+        descriptor = os.open(path.parent if str(path.parent) else Path("."), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(descriptor)
+    return False

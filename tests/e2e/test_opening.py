@@ -106,12 +106,14 @@ class TestWriteCommandsStartALedger:
         assert result.stderr.startswith(f"Error: directory {missing} does not exist")
         assert not (tmp_path / "results").exists()
 
-    def test_import_starts_a_ledger_in_an_empty_file(self, tmp_path: Path) -> None:
+    def test_import_refuses_an_empty_file_someone_else_made(self, tmp_path: Path) -> None:
         db = tmp_path / "empty.db"
         db.touch()
         path = write_json(tmp_path / "run.json", run_json())
-        assert cli_in(tmp_path, db, "import", str(path)).exit_code == 0
-        assert '"bfcl"' in cli_in(tmp_path, db, "runs", "--json").stdout
+        result = cli_in(tmp_path, db, "import", str(path))
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"Error: {db} is an empty file, not a ledger")
+        assert db.stat().st_size == 0
 
 
 class TestSomethingElseAtThePath:
