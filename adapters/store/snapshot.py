@@ -17,7 +17,7 @@ import dataclasses
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
@@ -30,7 +30,7 @@ from benchledger.adapters.store.ledger_file import (
     NotALedgerError,
     inspect,
 )
-from benchledger.adapters.store.projection_runner import NotificationLog
+from benchledger.adapters.store.chained import CHAIN_SUFFIX, ChainedLog, sqlite_chain_schema
 from benchledger.adapters.store.verify import Verification
 from benchledger.adapters.store.verify import verify as verify_chain
 from benchledger.projections.chain import GENESIS
@@ -100,7 +100,7 @@ def check_target(out: Path, *, replace: bool) -> None:
 
 def write(
     models: sqlite3.Connection,
-    recorder: NotificationLog,
+    recorder: ChainedLog,
     out: Path,
     *,
     published_at: str,
@@ -142,7 +142,7 @@ def _position_and_head(stage: sqlite3.Connection, out: Path) -> tuple[int, str]:
 
 def _copy(
     stage_path: Path,
-    recorder: NotificationLog,
+    recorder: ChainedLog,
     written: Path,
     position: int,
     head: str,
@@ -183,6 +183,12 @@ def _copy(
                 rows,
             )
             events += len(rows)
+        chain = EVENT_TABLE + CHAIN_SUFFIX
+        conn.execute(sqlite_chain_schema(chain))
+        after = 0
+        while page := recorder.select_chain(after, PAGE, position):
+            conn.executemany(f"INSERT INTO main.{chain} VALUES (?, ?, ?)", page)
+            after = page[-1][0]
         stamp = Stamp(position, head, events, published_at)
         conn.execute(STAMP_SCHEMA)
         conn.execute(
@@ -199,7 +205,7 @@ def _copy(
 
 
 def _event_pages(
-    recorder: NotificationLog, position: int
+    recorder: ChainedLog, position: int
 ) -> Iterator[list[tuple[int, str, int, str, bytes]]]:
     after = 0
     while after < position:
@@ -223,10 +229,12 @@ def _sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def verify(recorder: NotificationLog, conn: sqlite3.Connection) -> Verification:
-    """`verify.verify`, and what a snapshot must be besides: every event chained, and its
-    stamp and every read model at the chain's head."""
-    result = verify_chain(recorder, conn)
+def verify(
+    recorder: ChainedLog, conn: sqlite3.Connection, at: Collection[int] = ()
+) -> Verification:
+    """`verify.verify`, and what a snapshot must be besides: its stamp and every read
+    model at the chain's head."""
+    result = verify_chain(recorder, conn, at)
     stamp = read_stamp(conn)
     if not result.ok or stamp is None:
         return result
@@ -235,8 +243,6 @@ def verify(recorder: NotificationLog, conn: sqlite3.Connection) -> Verification:
         bad = result.head_position
         return dataclasses.replace(result, ok=False, bad_position=bad, problem=problem)
 
-    if result.unchained:
-        return failed(f"{result.unchained} of the snapshot's events are not in its chain")
     if (stamp.position, stamp.head_sha256) != (result.head_position, result.head_sha256):
         return failed(
             f"the snapshot is stamped position {stamp.position}, hash {stamp.head_sha256}, "
