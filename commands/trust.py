@@ -161,7 +161,8 @@ def upgrade_chain(ctx: LedgerContext, as_json: bool) -> None:
         )
     elif upgraded is not None:
         click.echo(
-            f"Chained the events up to position {upgraded[0]}; head {upgraded[1]}; recorded ChainUpgraded"
+            f"Chained the events up to position {upgraded[0]}; head {upgraded[1]}; "
+            "recorded ChainUpgraded"
         )
     elif already:
         click.echo("The writer keeps this ledger's chain already: nothing to upgrade")
