@@ -102,7 +102,9 @@ def read_stamp(conn: sqlite3.Connection) -> Stamp | None:
             f"FROM [{SNAPSHOT_TABLE}]"
         ).fetchone()
         if row is not None:
-            return Stamp(*row[:4], checkpoint=json.loads(row[4]) if row[4] else None)
+            position, head, events, published_at, checkpoint_json = row
+            checkpoint_of = json.loads(checkpoint_json) if checkpoint_json else None
+            return Stamp(position, head, events, published_at, checkpoint_of)
     return None
 
 
@@ -219,9 +221,7 @@ def _copy(
         while page := recorder.select_chain(after, PAGE, position):
             conn.executemany(f"INSERT INTO main.{chain} VALUES (?, ?, ?)", page)
             after = page[-1][0]
-        stamp = Stamp(
-            position, head, events, published_at, latest_checkpoint(conn, position)
-        )
+        stamp = Stamp(position, head, events, published_at, latest_checkpoint(conn, position))
         conn.execute(STAMP_SCHEMA)
         conn.execute(
             f"INSERT INTO main.[{SNAPSHOT_TABLE}] VALUES (?, ?, ?, ?, ?)",
