@@ -260,6 +260,13 @@ class TestCheckpoints:
         invoke("export-latest", str(tmp_path / "after"))
         index = json.loads((tmp_path / "after" / "latest" / "index.json").read_text())
         assert index["ledger_checkpoint"]["head_sha256"] == statement["head_sha256"]
+        invoke("export-viewer-data", "--out", str(tmp_path / "viewer.json"))
+        viewer = json.loads((tmp_path / "viewer.json").read_text())
+        assert viewer["ledger_checkpoint"]["signature"] == statement["signature"]
+        # as of the signed position, the checkpoint was not recorded yet: none is claimed
+        at = str(statement["position"])
+        invoke("export-viewer-data", "--out", str(tmp_path / "v0.json"), "--as-of", at)
+        assert json.loads((tmp_path / "v0.json").read_text())["ledger_checkpoint"] is None
         site = CliRunner().invoke(
             cli,
             [
