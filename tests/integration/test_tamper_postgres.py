@@ -148,3 +148,51 @@ def test_a_store_written_before_the_chain_is_upgraded_once(
     cli_with(store_url, reader, "import", str(path))
     report = json.loads(cli_with(store_url, tmp_path / "fresh.db", "verify", "--json").stdout)
     assert report["ok"] and report["head_position"] > upgraded["position"] + 1
+
+
+def test_a_writer_killed_inside_its_transaction_leaves_the_chain_whole(
+    store_url: str, schema: str, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.e2e.test_streaming_import import write_big_file
+
+    cli_with(store_url, tmp_path / "writer.db", "demo")
+    big = write_big_file(tmp_path / "big.jsonl", runs=60)
+    command = [sys.executable, "-c", "from benchledger.commands.cli import cli; cli()"]
+    command += ["--db", str(tmp_path / "killed.db"), "--event-store", store_url, "import", str(big)]
+    process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    locked = (
+        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+        f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{schema}' "
+        f"AND c.relname = '{EVENTS}' AND l.mode = 'ExclusiveLock' AND l.granted"
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while process.poll() is None and time.monotonic() < deadline:
+            if sql(schema, locked)[0][0]:  # inside its insert transaction
+                process.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.01)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, "the import ended before the kill"
+    ((unchained,),) = sql(
+        schema,
+        f"SELECT count(*) FROM {EVENTS} e LEFT JOIN {CHAIN} c ON c.position = e.notification_id "
+        "WHERE c.position IS NULL",
+    )
+    ((orphans,),) = sql(
+        schema,
+        f"SELECT count(*) FROM {CHAIN} c LEFT JOIN {EVENTS} e ON c.position = e.notification_id "
+        "WHERE e.notification_id IS NULL",
+    )
+    assert unchained == orphans == 0
+    cli_with(store_url, tmp_path / "fresh.db", "verify")
+    cli_with(store_url, tmp_path / "killed.db", "import", str(big))
+    cli_with(store_url, tmp_path / "fresh2.db", "verify")
