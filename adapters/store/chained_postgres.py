@@ -33,6 +33,9 @@ class ChainedPostgresRecorder(PostgresApplicationRecorder):
     """eventsourcing's PostgreSQL recorder, chaining every event it inserts."""
 
     def __init__(self, datastore: PostgresDatastore, *, events_table_name: str = "stored_events"):
+        # The stored-function insert path returns before `_fetch_ids_after_insert_events`,
+        # so it would append unchained events: every insert takes the chaining path.
+        datastore.enable_db_functions = False
         super().__init__(datastore, events_table_name=events_table_name)
         self.chain_table_name = events_table_name + CHAIN_SUFFIX
         self.check_identifier_length(self.chain_table_name)

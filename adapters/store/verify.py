@@ -154,7 +154,8 @@ class _Check:
             )
         if entry[0] > position:
             return self.failed(
-                position, "the event has no entry in the store's chain: an event was inserted"
+                position,
+                "the event has no entry in the store's chain (inserted, or its entry deleted)",
             )
         if entry[1] != digest:
             return self.failed(position, "the stored event does not match the hash recorded for it")

@@ -196,3 +196,19 @@ def test_a_writer_killed_inside_its_transaction_leaves_the_chain_whole(
     cli_with(store_url, tmp_path / "fresh.db", "verify")
     cli_with(store_url, tmp_path / "killed.db", "import", str(big))
     cli_with(store_url, tmp_path / "fresh2.db", "verify")
+
+
+def test_events_are_chained_even_where_the_stored_function_insert_is_enabled(
+    store_url: str, schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POSTGRES_ENABLE_DB_FUNCTIONS", "y")
+    cli_with(
+        store_url,
+        tmp_path / "writer.db",
+        "import",
+        str(write_json(tmp_path / "r.json", run_json())),
+    )
+    ((events,),) = sql(schema, f"SELECT count(*) FROM {EVENTS}")
+    ((chained,),) = sql(schema, f"SELECT count(*) FROM {CHAIN}")
+    assert chained == events > 0
+    cli_with(store_url, tmp_path / "fresh.db", "verify")
