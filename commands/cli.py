@@ -115,6 +115,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "rebuild": ("operate", "Rebuild read models from the event log, swapping them in atomically."),
     "verify": ("operate", "Recompute the hash chain over every stored event and compare."),
+    "checkpoint": (
+        "trust",
+        "Sign the ledger's current head into a statement kept outside the ledger.",
+    ),
+    "checkpoint-key": ("trust", "Generate an Ed25519 key for signing checkpoints."),
+    "upgrade-chain": (
+        "trust",
+        "Chain, once, the events of a ledger written before its writer kept the chain.",
+    ),
     "serve": ("operate", "Browse the ledger in Datasette (read-only)."),
     "publish": ("snapshot", "Write a frozen, self-contained snapshot of the ledger to OUT."),
     "follow": (

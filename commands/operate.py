@@ -7,11 +7,15 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import stderr
+
+if TYPE_CHECKING:
+    from benchledger.adapters.store.chained import ChainedLog
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -45,41 +49,77 @@ def rebuild(ctx: LedgerContext, names: tuple[str, ...]) -> None:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Output JSON")
+@click.option(
+    "--checkpoint",
+    "checkpoints",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A statement written by `checkpoint` that the ledger must extend (repeatable)",
+)
 @pass_ledger
-def verify(ctx: LedgerContext, as_json: bool) -> None:
+def verify(ctx: LedgerContext, as_json: bool, checkpoints: tuple[Path, ...]) -> None:
     """Recompute the hash chain over every stored event and compare.
 
-    Exit 0 when every chained event matches, 1 naming the first position
-    whose stored event no longer matches what was recorded. A snapshot
-    written by `publish` must also have every event chained, and its stamp
-    and read models at the chain's head.
+    Exit 0 when every stored event matches the chain its writer kept in the
+    event store, 1 naming the first position that does not: an edited,
+    inserted or removed event, an event without its chain entry or an entry
+    without its event, read models that saw events the store no longer has.
+    It never chains anything itself. With --checkpoint, also exit 1 unless
+    the ledger extends each signed checkpoint. A snapshot written by `publish`
+    must also have its stamp and read models at the chain's head.
 
     \b
     Example:
         benchledger verify
+        benchledger verify --checkpoint checkpoints/2026-12-06.json
         benchledger --db site/ledger.db verify
     """
-    from benchledger.adapters.store import snapshot
+    from benchledger.adapters.store import checkpoint, snapshot
 
-    result = snapshot.verify(*ctx.event_log())
+    statements = [(path, checkpoint.read_statement(path)) for path in checkpoints]
+    recorder, conn = ctx.event_log()
+    result = snapshot.verify(
+        cast("ChainedLog", recorder), conn, {s.position for _, s in statements}
+    )
+    problems = (
+        []
+        if not result.ok
+        else [
+            (path, problem)
+            for path, statement in statements
+            if (problem := checkpoint.check(statement, result)) is not None
+        ]
+    )
     if as_json:
-        click.echo(json.dumps(asdict(result)))
-    elif result.ok:
+        report = {k: v for k, v in asdict(result).items() if k != "heads"}
+        report["ok"] = result.ok and not problems
+        report["checkpoints"] = [
+            {
+                "file": str(path),
+                "position": s.position,
+                "key_fingerprint": s.key_fingerprint,
+                "problem": dict(problems).get(path),
+            }
+            for path, s in statements
+        ]
+        click.echo(json.dumps(report))
+    elif not result.ok:
+        stderr(f"Error: tampering detected at position {result.bad_position}: {result.problem}")
+    elif problems:
+        for path, problem in problems:
+            stderr(f"Error: the ledger does not extend checkpoint {path}: {problem}")
+    else:
         click.echo(
             f"OK: {result.checked} events verified; head position {result.head_position}, "
             f"hash {result.head_sha256}"
         )
-    else:
-        stderr(f"Error: tampering detected at position {result.bad_position}: {result.problem}")
-    if not result.ok:
+        for path, s in statements:
+            click.echo(
+                f"OK: extends checkpoint {path} (position {s.position}, signed "
+                f"{s.signed_at.isoformat()} by key {s.key_fingerprint})"
+            )
+    if not result.ok or problems:
         raise SystemExit(1)
-    if result.unchained:
-        later = (
-            "they stay so: the ledger is open read-only" if ctx.read_only else "chaining them now"
-        )
-        stderr(f"{result.unchained} newer events were not chained yet; {later}")
-    if not ctx.read_only:
-        ctx.services.runner.catch_up()
 
 
 @click.command()

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -14,6 +14,7 @@ from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.paths import writes_paths
 
 if TYPE_CHECKING:
+    from benchledger.adapters.store.chained import ChainedLog
     from benchledger.adapters.store.snapshot import Stamp
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
@@ -28,7 +29,9 @@ def write_snapshot(ctx: LedgerContext, out: Path, as_of: str | None, *, replace:
     models = ctx.read_models() if at is None else ctx.read_models_at(at)
     recorder, _ = ctx.event_log()
     published_at = datetime.now(UTC).isoformat(timespec="seconds")
-    return snapshot.write(models, recorder, out, published_at=published_at, replace=replace)
+    return snapshot.write(
+        models, cast("ChainedLog", recorder), out, published_at=published_at, replace=replace
+    )
 
 
 @click.command()

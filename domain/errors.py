@@ -103,3 +103,7 @@ class ConcurrencyError(LedgerError):
 
 class TamperError(LedgerError):
     """The stored events no longer match the hash chain."""
+
+
+class UnchainedLedgerError(LedgerError):
+    """The ledger's events predate the chain its writer keeps: `upgrade-chain` first."""

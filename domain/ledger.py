@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 from uuid import UUID, uuid4
 
 from benchledger.domain import benchmark as benchmark_model
-from benchledger.domain import head_to_head, model_aliases, run_rules, verdicts
+from benchledger.domain import head_to_head, model_aliases, run_rules, trust, verdicts
 from benchledger.domain import run as run_model
 from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError
@@ -44,6 +44,41 @@ __all__ = [
 
 class Ledger(Importing, Executing):
     """Importing and executing runs, corrections, benchmarks and publication records."""
+
+    # -- integrity ------------------------------------------------------------------
+
+    def record_checkpoint(
+        self,
+        ledger_id: str,
+        position: int,
+        head_sha256: str,
+        signed_at: datetime,
+        key_fingerprint: str,
+        signature: str,
+    ) -> int:
+        """Record that a checkpoint was signed; returns its number (1 for the first)."""
+        previous = list(self.events.get(trust.CHECKPOINT_STREAM, desc=True, limit=1))
+        version = previous[0].originator_version + 1 if previous else 1
+        self._save(
+            [
+                trust.CheckpointRecorded(
+                    originator_id=trust.CHECKPOINT_STREAM,
+                    originator_version=version,
+                    ledger_id=ledger_id,
+                    position=position,
+                    head_sha256=head_sha256,
+                    signed_at=signed_at,
+                    key_fingerprint=key_fingerprint,
+                    signature=signature,
+                )
+            ]
+        )
+        return version
+
+    def latest_checkpoint(self) -> trust.CheckpointRecorded | None:
+        for event in self.events.get(trust.CHECKPOINT_STREAM, desc=True, limit=1):
+            return event  # type: ignore[return-value]
+        return None
 
     # -- corrections ------------------------------------------------------------
 

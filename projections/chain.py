@@ -29,6 +29,13 @@ def event_sha256(envelope: Envelope) -> str:
     return digest.hexdigest()
 
 
+def stored_sha256(position: int, stream: UUID, version: int, topic: str, state: bytes) -> str:
+    """`event_sha256` of an event as the writer holds it, before any read model sees it."""
+    digest = hashlib.sha256(f"{position}\n{stream.hex}\n{version}\n{topic}\n".encode())
+    digest.update(state)
+    return digest.hexdigest()
+
+
 def link(previous: str, event_sha256: str) -> str:
     return hashlib.sha256(f"{previous}{event_sha256}".encode("ascii")).hexdigest()
 

@@ -216,6 +216,7 @@ class LatestExport:
             "matrix_contract": self.matrix(),
             "ledger_position": view.position,
             "ledger_head_sha256": view.head_sha256,
+            "ledger_checkpoint": view.checkpoint,
         }
 
     def updated_at(self) -> str | None:

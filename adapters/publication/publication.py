@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
 from benchledger.adapters.publication.source_rows import source_rows
+from benchledger.adapters.store.snapshot import latest_checkpoint
 from benchledger.domain.matrix import NOT_HARNESSES, AgentRules, matrix_contract
 from benchledger.domain.publication import group_marker, high_score_delta
 
@@ -69,6 +70,8 @@ class Publication:
     # The orchestrator's own rows of the picks imported from it, by ledger run id
     # (`source_rows`), read when an export or a gate first asks for them.
     sources: Callable[[], dict[str, dict[str, Any]]] = lambda: {}
+    # The latest signed checkpoint recorded up to `position`; None when none was made.
+    checkpoint: dict[str, Any] | None = None
 
     @property
     def filtered(self) -> bool:
@@ -206,6 +209,7 @@ def load(
     return Publication(
         position=position,
         head_sha256=head,
+        checkpoint=latest_checkpoint(queries.conn, position),
         latest=latest,
         quarantine=quarantine,
         baselines=baselines,

@@ -224,6 +224,7 @@ def build_manifest(
         "blocking_findings": blocking,
         "ledger_position": pub.position,
         "ledger_head_sha256": pub.head_sha256,
+        "ledger_checkpoint": pub.checkpoint,
     }
 
 

@@ -137,6 +137,7 @@ class ViewerExport:
                 ("calibration_summary", summaries.calibration_summary()),
                 ("ledger_position", self.view.position),
                 ("ledger_head_sha256", self.view.head_sha256),
+                ("ledger_checkpoint", self.view.checkpoint),
             ):
                 handle.write(",\n" + member(key, value))
             handle.write("\n}\n")

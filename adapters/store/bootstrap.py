@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.utils import get_topic
 
+from benchledger.adapters.store.chained import ChainedSQLiteRecorder
 from benchledger.adapters.store.eventstore import PydanticMapper, PydanticTranscoder
 from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
 from benchledger.adapters.store.readonly import ReadOnlyRecorder
@@ -24,6 +25,8 @@ from benchledger.adapters.store.transaction import spanning
 from benchledger.domain.ledger import Ledger
 from benchledger.projections.registry import all_projections
 from benchledger.projections.store import ReadModelStore, prepare_new_file
+
+POSTGRES_RECORDER_TOPIC = "benchledger.adapters.store.chained_postgres:ChainedPostgresRecorder"
 
 __all__ = ["DEFAULT_DB", "Services", "Settings", "build", "build_reader", "event_store_env"]
 
@@ -48,6 +51,7 @@ def event_store_env(settings: Settings) -> dict[str, str]:
     if not url:
         env.update(
             PERSISTENCE_MODULE="eventsourcing.sqlite",
+            APPLICATION_RECORDER_TOPIC=get_topic(ChainedSQLiteRecorder),
             SQLITE_DBNAME=str(settings.db_path),
             SQLITE_LOCK_TIMEOUT=str(settings.lock_timeout_seconds),
         )
@@ -58,6 +62,8 @@ def event_store_env(settings: Settings) -> dict[str, str]:
     query = parse_qs(parsed.query)
     env.update(
         PERSISTENCE_MODULE="eventsourcing.postgres",
+        # By name: resolved only here, so a SQLite ledger never loads psycopg.
+        APPLICATION_RECORDER_TOPIC=POSTGRES_RECORDER_TOPIC,
         POSTGRES_DBNAME=parsed.path.lstrip("/") or "postgres",
         POSTGRES_HOST=parsed.hostname or "127.0.0.1",
         POSTGRES_PORT=str(parsed.port or 5432),

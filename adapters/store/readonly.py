@@ -13,6 +13,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import Notification
 
+from benchledger.adapters.store.chained import CHAIN_SUFFIX, Entry, sqlite_select_chain
 from benchledger.adapters.store.ledger_file import EVENT_TABLE
 
 
@@ -55,3 +56,9 @@ class ReadOnlyRecorder:
             )
             for rowid, originator_id, version, topic, state in rows
         ]
+
+    def select_chain(self, after: int, limit: int, stop: int | None = None) -> list[Entry]:
+        """A page of the chain the writer kept beside the events."""
+        return sqlite_select_chain(
+            self.conn.cursor(), EVENT_TABLE + CHAIN_SUFFIX, after, limit, stop
+        )

@@ -14,14 +14,17 @@ so a failed publish leaves nothing.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
+from benchledger.adapters.store.chained import CHAIN_SUFFIX, ChainedLog, sqlite_chain_schema
 from benchledger.adapters.store.ledger_file import (
     EVENT_TABLE,
     SNAPSHOT_TABLE,
@@ -30,7 +33,6 @@ from benchledger.adapters.store.ledger_file import (
     NotALedgerError,
     inspect,
 )
-from benchledger.adapters.store.projection_runner import NotificationLog
 from benchledger.adapters.store.verify import Verification
 from benchledger.adapters.store.verify import verify as verify_chain
 from benchledger.projections.chain import GENESIS
@@ -46,7 +48,16 @@ EVENTS_SCHEMA = (
 )
 STAMP_SCHEMA = (
     f"CREATE TABLE [{SNAPSHOT_TABLE}] (position INTEGER NOT NULL, head_sha256 TEXT NOT NULL, "
-    "events INTEGER NOT NULL, published_at TEXT NOT NULL)"
+    "events INTEGER NOT NULL, published_at TEXT NOT NULL, checkpoint TEXT)"
+)
+# What a stamp says of a checkpoint: the recorded statement's fields, as JSON.
+CHECKPOINT_FIELDS = (
+    "ledger_id",
+    "position",
+    "head_sha256",
+    "signed_at",
+    "key_fingerprint",
+    "signature",
 )
 READ_MODEL_TABLES = (STATE_TABLE, *(t for _, tables in READ_MODELS.values() for t in tables))
 
@@ -57,22 +68,43 @@ class SnapshotError(LedgerFileError):
 
 @dataclass(frozen=True)
 class Stamp:
-    """Where a snapshot stops: its last position, the chain hash there, its event count."""
+    """Where a snapshot stops: its last position, the chain hash there, its event count,
+    and the latest checkpoint recorded up to there (None: no checkpoint was made)."""
 
     position: int
     head_sha256: str
     events: int
     published_at: str
+    checkpoint: dict[str, Any] | None = None
+
+
+def latest_checkpoint(models: sqlite3.Connection, position: int) -> dict[str, Any] | None:
+    """The latest checkpoint the read models `models` hold a record of, up to `position`:
+    what it signed, and where it was recorded. None when no checkpoint was made."""
+    row = models.execute(
+        "SELECT position, data FROM events WHERE type = 'CheckpointRecorded' AND position <= ? "
+        "ORDER BY position DESC LIMIT 1",
+        (position,),
+    ).fetchone()
+    if row is None:
+        return None
+    data = json.loads(row[1])
+    return {**{k: data[k] for k in CHECKPOINT_FIELDS}, "recorded_at_position": row[0]}
 
 
 def read_stamp(conn: sqlite3.Connection) -> Stamp | None:
     """The stamp of the snapshot `conn` reads; None for a ledger that is not one."""
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (SNAPSHOT_TABLE,)).fetchone():
+        columns = {r[1] for r in conn.execute(f"PRAGMA table_info([{SNAPSHOT_TABLE}])")}
+        checkpoint = "checkpoint" if "checkpoint" in columns else "NULL"
         row = conn.execute(
-            f"SELECT position, head_sha256, events, published_at FROM [{SNAPSHOT_TABLE}]"
+            f"SELECT position, head_sha256, events, published_at, {checkpoint} "
+            f"FROM [{SNAPSHOT_TABLE}]"
         ).fetchone()
         if row is not None:
-            return Stamp(*row)
+            position, head, events, published_at, checkpoint_json = row
+            checkpoint_of = json.loads(checkpoint_json) if checkpoint_json else None
+            return Stamp(position, head, events, published_at, checkpoint_of)
     return None
 
 
@@ -100,7 +132,7 @@ def check_target(out: Path, *, replace: bool) -> None:
 
 def write(
     models: sqlite3.Connection,
-    recorder: NotificationLog,
+    recorder: ChainedLog,
     out: Path,
     *,
     published_at: str,
@@ -142,7 +174,7 @@ def _position_and_head(stage: sqlite3.Connection, out: Path) -> tuple[int, str]:
 
 def _copy(
     stage_path: Path,
-    recorder: NotificationLog,
+    recorder: ChainedLog,
     written: Path,
     position: int,
     head: str,
@@ -183,11 +215,23 @@ def _copy(
                 rows,
             )
             events += len(rows)
-        stamp = Stamp(position, head, events, published_at)
+        chain = EVENT_TABLE + CHAIN_SUFFIX
+        conn.execute(sqlite_chain_schema(chain))
+        after = 0
+        while page := recorder.select_chain(after, PAGE, position):
+            conn.executemany(f"INSERT INTO main.{chain} VALUES (?, ?, ?)", page)
+            after = page[-1][0]
+        stamp = Stamp(position, head, events, published_at, latest_checkpoint(conn, position))
         conn.execute(STAMP_SCHEMA)
         conn.execute(
-            f"INSERT INTO main.[{SNAPSHOT_TABLE}] VALUES (?, ?, ?, ?)",
-            (stamp.position, stamp.head_sha256, stamp.events, stamp.published_at),
+            f"INSERT INTO main.[{SNAPSHOT_TABLE}] VALUES (?, ?, ?, ?, ?)",
+            (
+                stamp.position,
+                stamp.head_sha256,
+                stamp.events,
+                stamp.published_at,
+                json.dumps(stamp.checkpoint) if stamp.checkpoint else None,
+            ),
         )
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE stage")
@@ -199,7 +243,7 @@ def _copy(
 
 
 def _event_pages(
-    recorder: NotificationLog, position: int
+    recorder: ChainedLog, position: int
 ) -> Iterator[list[tuple[int, str, int, str, bytes]]]:
     after = 0
     while after < position:
@@ -223,10 +267,12 @@ def _sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def verify(recorder: NotificationLog, conn: sqlite3.Connection) -> Verification:
-    """`verify.verify`, and what a snapshot must be besides: every event chained, and its
-    stamp and every read model at the chain's head."""
-    result = verify_chain(recorder, conn)
+def verify(
+    recorder: ChainedLog, conn: sqlite3.Connection, at: Collection[int] = ()
+) -> Verification:
+    """`verify.verify`, and what a snapshot must be besides: its stamp and every read
+    model at the chain's head."""
+    result = verify_chain(recorder, conn, at)
     stamp = read_stamp(conn)
     if not result.ok or stamp is None:
         return result
@@ -235,8 +281,6 @@ def verify(recorder: NotificationLog, conn: sqlite3.Connection) -> Verification:
         bad = result.head_position
         return dataclasses.replace(result, ok=False, bad_position=bad, problem=problem)
 
-    if result.unchained:
-        return failed(f"{result.unchained} of the snapshot's events are not in its chain")
     if (stamp.position, stamp.head_sha256) != (result.head_position, result.head_sha256):
         return failed(
             f"the snapshot is stamped position {stamp.position}, hash {stamp.head_sha256}, "

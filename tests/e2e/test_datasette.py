@@ -36,6 +36,7 @@ FTS5_SHADOWS = ("", "_config", "_content", "_data", "_docsize", "_idx")
 
 INTERNAL_TABLES = (
     "stored_events",
+    "stored_events_chain",
     "_projection_state",
     *(t.name for t in TABLES if t.internal),
     *(t.name + shadow for t in TABLES if t.full_text for shadow in FTS5_SHADOWS),

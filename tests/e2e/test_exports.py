@@ -61,6 +61,8 @@ INDEX = {
     "updated_at": str,
     "ledger_position": int,
     "ledger_head_sha256": str,
+    # The latest signed checkpoint: null where none was made (the demo's case).
+    "ledger_checkpoint": type(None),
 }
 INDEX_LATEST = {
     "comparison_signature": str,
@@ -135,6 +137,7 @@ VIEWER_KEYS = [
     "calibration_summary",
     "ledger_position",
     "ledger_head_sha256",
+    "ledger_checkpoint",
 ]
 VIEWER_RUN = {
     "run_id": str,

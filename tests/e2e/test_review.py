@@ -96,6 +96,7 @@ class TestACompleteReview:
         assert manifest["generated_at"].endswith("Z") and len(manifest["generated_at"]) == 20
         position = manifest["ledger_position"]
         assert manifest["ledger_head_sha256"] == chain_at(db, position)
+        assert manifest["ledger_checkpoint"] is None  # none was made, and none is invented
         row = next(r for r in manifest["latest_rows"] if r["benchmark_id"] == "bfcl")
         assert row["file"] == "bfcl__eliza.json" and row["total_tokens"] == 524865
         assert row["input_tokens"] is None and row["status"] == "succeeded"

@@ -40,6 +40,7 @@ THIRD_PARTY: dict[str, set[str]] = {
         "eventsourcing",
         "pydantic_core",
         "psycopg",
+        "cryptography",
         "sqlite_utils",
         "datasette",
         "uvicorn",
