@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import socket
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -145,7 +146,15 @@ class LedgerDatabase(Database):  # type: ignore[misc]
 
     async def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         with _flag(_RUNNING_SQL):
-            return await super().execute(sql, *args, **kwargs)
+            try:
+                return await super().execute(sql, *args, **kwargs)
+            except sqlite3.DatabaseError as e:
+                if getattr(e, "sqlite_errorcode", None) != sqlite3.SQLITE_AUTH:
+                    raise
+                # A refusal of the authorizer is a DatabaseError, which the table page
+                # turns into a 500; as an OperationalError every page shows it as the
+                # query's error.
+                raise sqlite3.OperationalError(*e.args) from None
 
     async def execute_fn(self, fn: Callable[[Any], Any]) -> Any:
         # A function Datasette passes itself reads the schema; SQL passed to execute() is

@@ -23,10 +23,19 @@ from typing import Any
 ALWAYS_HIDDEN = frozenset(
     {"stored_events", "snapshots", "notification_tracking", "tracking", "_projection_state"}
 )
-# Pragmas a visitor may call as table-valued functions: they describe tables and indexes.
-# `database_list` names the file, and the others say nothing a reader needs.
-DESCRIBING_PRAGMAS = frozenset(
-    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
+# Pragmas a visitor's SQL may run: those describing tables and indexes (as table-valued
+# functions), and `data_version`, which FTS5 asks before it searches. `database_list`
+# names the file, and the others say nothing a reader needs.
+ALLOWED_PRAGMAS = frozenset(
+    {
+        "table_info",
+        "table_xinfo",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+        "data_version",
+    }
 )
 # Functions that hand out pointers, load code or touch files, where they are compiled in.
 REFUSED_FUNCTIONS = frozenset(
@@ -83,7 +92,7 @@ class Guard:
         if action == sqlite3.SQLITE_PRAGMA:
             described = (arg2 or "").lower()
             shown = described not in self.refused and not described.startswith("sqlite_")
-            return _OK if (arg1 or "").lower() in DESCRIBING_PRAGMAS and shown else _DENY
+            return _OK if (arg1 or "").lower() in ALLOWED_PRAGMAS and shown else _DENY
         return _OK if action in READING_ACTIONS else _DENY
 
     def _read(self, table: str, column: str) -> int:

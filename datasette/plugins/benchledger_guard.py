@@ -9,12 +9,16 @@ visitors' threads (browse.LedgerDatabase).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
 from datasette import hookimpl
+from datasette.database import QueryInterrupted
+from datasette.handle_exception import handle_exception as show_error
 from datasette.utils.asgi import NotFound
+from datasette.views.base import DatasetteError
 
 from benchledger.adapters.publication import sql_guard
 from benchledger.adapters.publication.browse import VISITOR_SQL, LedgerDatabase
@@ -31,6 +35,16 @@ DEBUG_PAGES = (
     r"/-/messages$",
     r"/-/allow-debug$",
     r"/-/patterns$",
+)
+# What a malformed request raises inside Datasette: its own errors about the request (an
+# unknown `_sort` column, a bad `_through`), JSON or numbers that do not parse, and row
+# keys SQLite cannot bind (too many, too few, too large).
+REQUEST_ERRORS = (
+    DatasetteError,
+    ValueError,
+    OverflowError,
+    sqlite3.ProgrammingError,
+    sqlite3.InterfaceError,
 )
 # Query parameters whose value is SQL: the statement itself, or a WHERE clause of a table.
 SQL_PARAMETERS = frozenset({"sql", "_where"})
@@ -57,6 +71,29 @@ def permission_allowed(datasette: Any, action: str, resource: Any) -> bool | Non
         ):
             return False
     return None
+
+
+@hookimpl
+def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
+    """A request Datasette cannot make sense of is the visitor's error (400), shown on the
+    normal error page, where Datasette answers 500 as if the server had failed."""
+    if isinstance(exception, QueryInterrupted):
+        # Where a page does not catch it itself (a CSV export): the time limit, not a failure.
+        interrupted = DatasetteError(
+            "The query took longer than this server allows; ask for fewer rows",
+            title="SQL Interrupted",
+            status=400,
+        )
+        return show_error(datasette, request, interrupted)
+    if not isinstance(exception, REQUEST_ERRORS):
+        return None
+    if isinstance(exception, DatasetteError):
+        if exception.status != 500:
+            return None
+        message = exception.message
+    else:
+        message = str(exception)
+    return show_error(datasette, request, DatasetteError(message, title="Invalid request", status=400))
 
 
 async def not_served() -> None:
