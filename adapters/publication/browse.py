@@ -148,6 +148,11 @@ class LedgerDatabase(Database):  # type: ignore[misc]
         with _flag(_RUNNING_SQL):
             try:
                 return await super().execute(sql, *args, **kwargs)
+            except MemoryError:
+                # SQLite's heap limit (sql_guard.bound_sqlite_heap) reached: the query's fault.
+                raise sqlite3.OperationalError(
+                    "the query needs more memory than this server gives one query"
+                ) from None
             except sqlite3.DatabaseError as e:
                 if getattr(e, "sqlite_errorcode", None) != sqlite3.SQLITE_AUTH:
                     raise

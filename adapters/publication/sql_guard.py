@@ -47,13 +47,16 @@ READING_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 )
 
-# The largest value the corpus ledger shows is under 10 KB and its largest stored event
-# 120 KB: 8 MiB leaves room, and a value past it is an error, not a gigabyte in memory.
-MAX_VALUE_BYTES = 8 * 1024 * 1024
-# A page of results (at most max_returned_rows rows) past this is refused before it grows.
-MAX_RESULT_BYTES = 32 * 1024 * 1024
-# What SQLite itself may hold at once in a serving process, whatever the statements.
-MAX_SQLITE_HEAP_BYTES = 256 * 1024 * 1024
+# SQLite refuses to make, or to read, a value longer than this. The largest value the
+# corpus ledger shows is under 10 KB and its largest stored event 120 KB: room to spare, and
+# `randomblob(900000000)` is an error, not a gigabyte.
+MAX_VALUE_BYTES = 16 * 1024 * 1024
+# A page of results (at most max_returned_rows rows) past this many bytes is refused as it
+# is read, before Datasette renders it: room for two values of the largest size.
+MAX_RESULT_BYTES = 2 * MAX_VALUE_BYTES
+# What SQLite may hold at once in a serving process, whatever the statements: a row of many
+# large values fails with "out of memory" here instead of growing the process.
+MAX_SQLITE_HEAP_BYTES = 128 * 1024 * 1024
 
 _OK = sqlite3.SQLITE_OK
 _DENY = sqlite3.SQLITE_DENY
