@@ -143,6 +143,7 @@ class LedgerDatabase(Database):  # type: ignore[misc]
     threads of its own."""
 
     _connections = threading.local()
+    _read_connection: Any  # Datasette's, set in Database.__init__
 
     async def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         with _flag(_RUNNING_SQL):
@@ -174,10 +175,12 @@ class LedgerDatabase(Database):  # type: ignore[misc]
             return fn(conn)
 
         if pool is None:
-            if self._read_connection is None:
-                self._read_connection = self.connect()
-                self.ds._prepare_connection(self._read_connection, self.name)
-            return run(self._read_connection)
+            # Datasette's non-threaded mode (num_sql_threads 0): one connection, in the loop.
+            connection = self._read_connection
+            if connection is None:
+                connection = self._read_connection = self.connect()
+                self.ds._prepare_connection(connection, self.name)
+            return run(connection)
 
         def in_thread() -> Any:
             conn = getattr(self._connections, self.name, None)

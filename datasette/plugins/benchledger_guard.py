@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
-from datasette import hookimpl
 from datasette.database import QueryInterrupted
 from datasette.handle_exception import handle_exception as show_error
 from datasette.utils.asgi import NotFound
@@ -22,6 +21,7 @@ from datasette.views.base import DatasetteError
 
 from benchledger.adapters.publication import sql_guard
 from benchledger.adapters.publication.browse import VISITOR_SQL, LedgerDatabase
+from datasette import hookimpl
 
 Scope = MutableMapping[str, Any]
 App = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -93,7 +93,9 @@ def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
         message = exception.message
     else:
         message = str(exception)
-    return show_error(datasette, request, DatasetteError(message, title="Invalid request", status=400))
+    return show_error(
+        datasette, request, DatasetteError(message, title="Invalid request", status=400)
+    )
 
 
 async def not_served() -> None:

@@ -37,9 +37,7 @@ FTS5_SHADOWS = ("", "_config", "_content", "_data", "_docsize", "_idx")
 # Never listed nor readable: the event store, projection bookkeeping and internal tables.
 UNREADABLE_TABLES = ("stored_events", "_projection_state", *(t.name for t in TABLES if t.internal))
 # Listed as hidden: the full-text index a canned query searches, and its shadow tables.
-FULL_TEXT_TABLES = tuple(
-    t.name + shadow for t in TABLES if t.full_text for shadow in FTS5_SHADOWS
-)
+FULL_TEXT_TABLES = tuple(t.name + shadow for t in TABLES if t.full_text for shadow in FTS5_SHADOWS)
 
 
 def build_demo_ledger(path: Path) -> Path:
