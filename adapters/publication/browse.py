@@ -142,8 +142,12 @@ class LedgerDatabase(Database):  # type: ignore[misc]
     other statement under the visitors' rules (sql_guard), and a visitor's own SQL on
     threads of its own."""
 
-    _connections = threading.local()
     _read_connection: Any  # Datasette's, set in Database.__init__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Each thread's connection to this database, whichever pool the thread is in.
+        self._connections = threading.local()
 
     async def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
         with _flag(_RUNNING_SQL):

@@ -8,7 +8,7 @@ names, `main.`, subqueries, CTEs, views), and limits bound the size of every val
 of every page of results.
 
 Datasette's own schema introspection reads `sqlite_master` and PRAGMAs of every table;
-it runs under `trusted`, which allows reads and still refuses writes.
+while it runs, the connection's guard is `trusting`: it allows reads, and still no write.
 """
 
 from __future__ import annotations
