@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import socket
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from html import escape
 from importlib.resources import files
 from pathlib import Path
@@ -11,7 +18,9 @@ from typing import Any
 
 import yaml
 from datasette.app import Datasette
+from datasette.database import Database
 
+from benchledger.adapters.publication import sql_guard
 from benchledger.adapters.store import ledger_file
 from benchledger.adapters.store.snapshot import Stamp, read_stamp
 
@@ -97,21 +106,169 @@ def snapshot_stamp(db_path: Path) -> Stamp | None:
         conn.close()
 
 
+SETTINGS = {
+    # Suggested facets try a GROUP BY over every column of a page: seconds on a large
+    # `cells`. The configured facets read indexes; the limits bound what a user asks.
+    "facet_time_limit_ms": 400,
+    "sql_time_limit_ms": 3000,
+    "suggest_facets": False,
+    "max_returned_rows": 1000,
+    # Threads for pages; a visitor's own SQL runs on VISITOR_SQL_THREADS others.
+    "num_sql_threads": 3,
+}
+# Requests carrying SQL of their own (`sql=`, `_where=`) queue for these threads, so that
+# slow ones keep each other waiting, never the pages of the ledger.
+VISITOR_SQL_THREADS = 2
+
+# Set while Datasette reads the schema for itself: its SQL runs trusted.
+_INTROSPECTING: ContextVar[bool] = ContextVar("benchledger_introspecting", default=False)
+# Set inside Database.execute: the function it runs carries SQL, not Datasette's own code.
+_RUNNING_SQL: ContextVar[bool] = ContextVar("benchledger_running_sql", default=False)
+# Set for a request that carries SQL of its own (by the guard plugin's asgi_wrapper).
+VISITOR_SQL: ContextVar[bool] = ContextVar("benchledger_visitor_sql", default=False)
+
+
+@contextmanager
+def _flag(var: ContextVar[bool]) -> Iterator[None]:
+    token = var.set(True)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+class LedgerDatabase(Database):  # type: ignore[misc]
+    """The ledger as Datasette reads it: Datasette's schema introspection trusted, every
+    other statement under the visitors' rules (sql_guard), and a visitor's own SQL on
+    threads of its own."""
+
+    _read_connection: Any  # Datasette's, set in Database.__init__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Each thread's connection to this database, whichever pool the thread is in.
+        self._connections = threading.local()
+
+    async def execute(self, sql: str, *args: Any, **kwargs: Any) -> Any:
+        with _flag(_RUNNING_SQL):
+            try:
+                return await super().execute(sql, *args, **kwargs)
+            except MemoryError:
+                # SQLite's heap limit (sql_guard.bound_sqlite_heap) reached: the query's fault.
+                raise sqlite3.OperationalError(
+                    "the query needs more memory than this server gives one query"
+                ) from None
+            except sqlite3.DatabaseError as e:
+                if getattr(e, "sqlite_errorcode", None) != sqlite3.SQLITE_AUTH:
+                    raise
+                # A refusal of the authorizer is a DatabaseError, which the table page
+                # turns into a 500; as an OperationalError every page shows it as the
+                # query's error.
+                raise sqlite3.OperationalError(*e.args) from None
+
+    async def execute_fn(self, fn: Callable[[Any], Any]) -> Any:
+        # A function Datasette passes itself reads the schema; SQL passed to execute() is
+        # trusted only inside the introspection methods below.
+        trusting = _INTROSPECTING.get() or not _RUNNING_SQL.get()
+        pool: ThreadPoolExecutor | None = self.ds.executor
+        if VISITOR_SQL.get() and pool is not None:
+            pool = self.ds.visitor_executor
+
+        def run(conn: Any) -> Any:
+            sql_guard.trust(conn, trusting)
+            return fn(conn)
+
+        if pool is None:
+            # Datasette's non-threaded mode (num_sql_threads 0): one connection, in the loop.
+            connection = self._read_connection
+            if connection is None:
+                connection = self._read_connection = self.connect()
+                self.ds._prepare_connection(connection, self.name)
+            return run(connection)
+
+        def in_thread() -> Any:
+            conn = getattr(self._connections, self.name, None)
+            if conn is None:
+                conn = self.connect()
+                self.ds._prepare_connection(conn, self.name)
+                setattr(self._connections, self.name, conn)
+            return run(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(pool, in_thread)
+
+    async def table_exists(self, table: str) -> bool:
+        with _flag(_INTROSPECTING):
+            return bool(await super().table_exists(table))
+
+    async def table_names(self) -> list[str]:
+        with _flag(_INTROSPECTING):
+            return list(await super().table_names())
+
+    async def hidden_table_names(self) -> list[str]:
+        with _flag(_INTROSPECTING):
+            return list(await super().hidden_table_names())
+
+    async def view_names(self) -> list[str]:
+        with _flag(_INTROSPECTING):
+            return list(await super().view_names())
+
+    async def get_table_definition(self, table: str, type_: str = "table") -> str | None:
+        with _flag(_INTROSPECTING):
+            definition: str | None = await super().get_table_definition(table, type_)
+            return definition
+
+    async def table_counts(self, limit: int = 10) -> dict[str, int | None]:
+        with _flag(_INTROSPECTING):
+            return dict(await super().table_counts(limit))
+
+    async def attached_databases(self) -> list[Any]:
+        with _flag(_INTROSPECTING):
+            return list(await super().attached_databases())
+
+
+class LedgerDatasette(Datasette):  # type: ignore[misc]
+    """Datasette for strangers: its schema checks trusted, the visitors' SQL threads, and
+    no file path in what it says about its databases."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.visitor_executor = ThreadPoolExecutor(
+            max_workers=VISITOR_SQL_THREADS, thread_name_prefix="visitor-sql"
+        )
+
+    async def permission_allowed(self, *args: Any, **kwargs: Any) -> Any:
+        with _flag(_INTROSPECTING):
+            return await super().permission_allowed(*args, **kwargs)
+
+    async def _refresh_schemas(self) -> None:
+        with _flag(_INTROSPECTING):
+            await super()._refresh_schemas()
+
+    def _connected_databases(self) -> list[dict[str, Any]]:
+        return [
+            {key: value for key, value in database.items() if key != "path"}
+            for database in super()._connected_databases()
+        ]
+
+
 def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:
     """Datasette over the ledger; `immutable` where its location is read-only, as a WAL
     file there cannot be opened by a reader that needs to create its -shm file."""
     plugins = CONFIG_DIR / "plugins"
     templates = CONFIG_DIR / "templates"
-    return Datasette(
+    ds = LedgerDatasette(
         [] if immutable else [str(db_path)],
         immutables=[str(db_path)] if immutable else [],
         metadata=metadata_for(db_path),
         plugins_dir=str(plugins) if plugins.is_dir() else None,
         template_dir=str(templates) if templates.is_dir() else None,
-        # Suggested facets try a GROUP BY over every column of a page: seconds on a large
-        # `cells`. The configured facets read indexes; the limits bound what a user asks.
-        settings={"facet_time_limit_ms": 400, "sql_time_limit_ms": 3000, "suggest_facets": False},
+        settings=SETTINGS,
     )
+    opened = ds.databases[db_path.stem]
+    ds.remove_database(opened.name)
+    ledger = LedgerDatabase(ds, opened.path, is_mutable=opened.is_mutable)
+    ds.add_database(ledger, name=opened.name, route=opened.route)
+    return ds
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -124,6 +281,7 @@ def serve(db_path: Path, sock: socket.socket, *, immutable: bool = False) -> Non
     """Serve Datasette on a socket that is already listening, until interrupted."""
     import uvicorn
 
+    sql_guard.bound_sqlite_heap()
     app = datasette_for(db_path, immutable=immutable).app()
     config = uvicorn.Config(app, log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])

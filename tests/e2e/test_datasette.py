@@ -34,13 +34,16 @@ READ_MODEL_TABLES = {t.name for t in TABLES if not t.internal and not t.full_tex
 # are hidden by Datasette itself.
 FTS5_SHADOWS = ("", "_config", "_content", "_data", "_docsize", "_idx")
 
-INTERNAL_TABLES = (
+# Never listed nor readable: the event store and its chain, projection bookkeeping and
+# internal tables.
+UNREADABLE_TABLES = (
     "stored_events",
     "stored_events_chain",
     "_projection_state",
     *(t.name for t in TABLES if t.internal),
-    *(t.name + shadow for t in TABLES if t.full_text for shadow in FTS5_SHADOWS),
 )
+# Listed as hidden: the full-text index a canned query searches, and its shadow tables.
+FULL_TEXT_TABLES = tuple(t.name + shadow for t in TABLES if t.full_text for shadow in FTS5_SHADOWS)
 
 
 def build_demo_ledger(path: Path) -> Path:
@@ -148,15 +151,19 @@ class TestTheReadModelTablesAreServed:
 
 
 class TestInternalTablesAreHidden:
-    def test_database_page_marks_the_event_store_and_projection_state_hidden(
-        self, ds: Datasette
+    def test_database_page_lists_neither_the_event_store_nor_projection_state(
+        self, ds: Datasette, ledger: Path
     ) -> None:
         body = get_json(ds, "/ledger.json")
 
         hidden = {table["name"]: table["hidden"] for table in body["tables"]}
-        for name in INTERNAL_TABLES:
+        for name in UNREADABLE_TABLES:
+            assert name not in hidden, f"{name} should not be listed: {hidden}"
+            assert get(ds, f"/ledger/{name}").status_code == 403, name
+        assert scalar(ledger, "SELECT count(*) FROM sqlite_master WHERE name = 'stored_events'")
+        for name in FULL_TEXT_TABLES:
             assert hidden.get(name) is True, f"{name} should be listed as hidden: {hidden}"
-        assert body["hidden_count"] == len(INTERNAL_TABLES)
+        assert body["hidden_count"] == len(FULL_TEXT_TABLES)
 
     def test_every_read_model_table_stays_visible(self, ds: Datasette) -> None:
         body = get_json(ds, "/ledger.json")
@@ -177,10 +184,11 @@ class TestInternalTablesAreHidden:
             conn.execute("CREATE TABLE runs__rebuild AS SELECT * FROM runs")
             conn.commit()
 
-        body = get_json(datasette_for(Path(copy)), "/ledger.json")
+        served = datasette_for(Path(copy))
+        body = get_json(served, "/ledger.json")
 
-        hidden = {table["name"]: table["hidden"] for table in body["tables"]}
-        assert hidden["runs__rebuild"] is True
+        assert "runs__rebuild" not in {table["name"] for table in body["tables"]}
+        assert get(served, "/ledger/runs__rebuild.json").status_code == 403
 
 
 class TestCannedQueries:
@@ -328,9 +336,11 @@ class TestTheMetadataFollowsTheLedgerFileName:
         team = Path(shutil.copy(ledger, tmp_path / "team.db"))
         ds = datasette_for(team)
 
-        tables = {t["name"]: t["hidden"] for t in get_json(ds, "/team.json")["tables"]}
-        assert tables["stored_events"] is True
-        assert tables["_projection_state"] is True
+        tables = {t["name"] for t in get_json(ds, "/team.json")["tables"]}
+        # Hidden by the metadata alone: followed under the new name.
+        assert scalar(team, "SELECT count(*) FROM sqlite_master WHERE name = 'latest_pending'")
+        assert "latest_pending" not in tables
+        assert get(ds, "/team/latest_pending.json").status_code == 403
         facets = get_json(ds, "/team/runs.json?_size=1")["facet_results"]
         assert {"benchmark", "agent", "model", "status"} <= set(facets)
         rows = get_json(ds, "/team/runs_over_time.json?benchmark=bfcl&_shape=array")
