@@ -90,16 +90,22 @@ class _Pump:
         self._thread.start()
 
     def _run(self) -> None:
+        # A secret split across two writes or lines is masked whole (`StreamMask`).
+        masking = self._redactor.stream()
         with self._source:
             for line in iter(self._source.readline, b""):
-                with self._lock:
-                    if self._sink.closed or self._error is not None:
-                        continue  # keep draining so the child never blocks on a full pipe
-                    try:
-                        self._sink.write(self._redactor.redact_bytes(line))
-                        self._sink.flush()
-                    except OSError as error:
-                        self._error = error
+                self._write(masking.feed(line))
+        self._write(masking.end())
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            if self._sink.closed or self._error is not None:
+                return  # keep draining so the child never blocks on a full pipe
+            try:
+                self._sink.write(data)
+                self._sink.flush()
+            except OSError as error:
+                self._error = error
 
     def finish(self) -> None:
         """Wait for end of output, then close the log; a writer still holding the pipe
