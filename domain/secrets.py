@@ -75,26 +75,38 @@ def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def mask_value(value: Any, name: str = "") -> Any:
     """`value` given under `name`, with its secrets masked: the value itself (not a copy)
-    when it holds none, so that what has nothing to mask costs no copy."""
-    if isinstance(value, str):
+    when it holds none, so that what has nothing to mask costs no copy. Concrete types
+    are tested first: this runs on every value an import records."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return MASK if name and names_a_secret(name) else value
+    if kind is str:
         return MASK if name and masks(name, value) else mask_text(value)
-    if isinstance(value, Mapping):
+    if value is None or kind is bool:
+        return value
+    if kind is dict or isinstance(value, Mapping):
         if name and names_a_secret(name) and name_strength(name) == "strong":
             return _every_leaf(value)
-        masked = {k: mask_value(v, str(k)) for k, v in value.items()}
-        return value if _same_items(masked, value) else masked
-    if isinstance(value, list | tuple):
+        return _masked_items(value)
+    if kind is list or kind is tuple:
         items = [mask_value(item, name) for item in value]
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
-        return items if isinstance(value, list) else tuple(items)
-    if name and isinstance(value, int | float) and masks(name, value):
-        return MASK
+        return items if kind is list else tuple(items)
+    if isinstance(value, str):  # an enum's value, say
+        return MASK if name and masks(name, value) else mask_text(value)
     return value
 
 
-def _same_items(masked: dict[Any, Any], value: Mapping[Any, Any]) -> bool:
-    return all(masked[k] is v for k, v in value.items())
+def _masked_items(value: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    changed: dict[Any, Any] | None = None
+    for key, item in value.items():
+        masked = mask_value(item, key if type(key) is str else str(key))
+        if masked is not item:
+            if changed is None:
+                changed = dict(value)
+            changed[key] = masked
+    return value if changed is None else changed
 
 
 def _every_leaf(value: Any) -> Any:

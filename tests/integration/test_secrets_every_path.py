@@ -114,7 +114,11 @@ def native(path: Path, secret: bool) -> Path:
             {
                 "key": "c4",
                 "outcome": "error",
-                "metrics": {"hf": s("hf"), "slack": [s("slack")], "aws_access_key": s("access_key")},
+                "metrics": {
+                    "hf": s("hf"),
+                    "slack": [s("slack")],
+                    "aws_access_key": s("access_key"),
+                },
             },
         ],
     }
@@ -146,7 +150,7 @@ def lm_eval(directory: Path, secret: bool) -> Path:
 
 def inspect_ai(path: Path, secret: bool) -> Path:
     """An inspect_ai log with a credential URL, secret metadata and keys in messages."""
-    source = EXAMPLES / "inspect_ai" / "2025-07-01T09-00-00+00-00_popularity_Qwen2.5-7B-Instruct.json"
+    source = next((EXAMPLES / "inspect_ai").glob("*_popularity_Qwen2.5-7B-Instruct.json"))
     doc = json.loads(source.read_text())
     doc["eval"]["model_base_url"] = url(secret)
     doc["eval"]["model_args"] = {"api_key": value("args_api_key", secret)}
