@@ -216,7 +216,7 @@ class Executing(ExecutingTurns):
                 started_at=at,
                 lease_expires_at=at + timedelta(seconds=lease_seconds),
                 run_dir=run_dir,
-                code_versions=code_versions,
+                code_versions=mask_value(code_versions),
                 account=account,
                 provenance=mask_value(provenance),
             )

@@ -107,6 +107,8 @@ def _replace(match: re.Match[str]) -> str:
         return match["bearer"] + MASK
     if match["lead"] is not None:
         value = match["quoted"] if match["quoted"] is not None else match["value"]
+        if value.startswith(MASK[:-1]):  # masked already: `password=[REDACTED]` stays
+            return match[0]
         if _masks_assigned(match["name"], value):
             return match["lead"] + MASK
         return match["lead"] + mask_text(value)

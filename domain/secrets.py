@@ -55,17 +55,11 @@ __all__ = [
     "config_secrets",
     "could_be_secret",
     "mask_config",
-    "mask_shapes",
     "mask_text",
     "mask_value",
     "masks",
     "name_strength",
 ]
-
-
-def mask_shapes(text: str) -> str:
-    """The text with every secret it shows by its shape or context masked (`mask_text`)."""
-    return mask_text(text)
 
 
 def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -91,6 +91,7 @@ class TestSecretsInText:
     )  # fmt: skip
     def test_secrets_are_masked_where_they_stand(self, text: str, masked: str) -> None:
         assert mask_text(text) == masked
+        assert mask_text(masked) == masked  # masking twice masks nothing more
 
     @pytest.mark.parametrize(
         "text",
