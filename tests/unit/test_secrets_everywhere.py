@@ -4,6 +4,9 @@ counts, scores and keys never are; a run's secrets are masked in every spelling.
 from __future__ import annotations
 
 import base64
+import os
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,3 +192,22 @@ class TestRunSecretSpellings:
         pieces = [b"start corr", b"ecthorse", b"bat\n", b"tery end\n", b"next line\n"]
         written = b"".join(stream.feed(p) for p in pieces) + stream.end()
         assert written == f"start {MASK} end\nnext line\n".encode()
+
+
+class TestLogPump:
+    def test_an_abandoned_pipe_still_gets_what_the_mask_held_back(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from benchledger.adapters.execution import process
+
+        monkeypatch.setattr(process, "_JOIN_SECONDS", 0.2)
+        secret = "correcthorsebattery"
+        read, write = os.pipe()
+        log = (tmp_path / "stdout.log").open("wb")
+        with os.fdopen(read, "rb") as source:
+            pump = process._Pump(source, log, Redactor([secret]))
+            os.write(write, f"key {secret} then the last line\n".encode())
+            time.sleep(0.2)
+            pump.finish()  # the writer still holds the pipe: abandoned
+            os.close(write)
+        assert (tmp_path / "stdout.log").read_bytes() == f"key {MASK} then the last line\n".encode()
