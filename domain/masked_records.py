@@ -24,6 +24,7 @@ from benchledger.domain.records import (
     RunRecord,
     SkipRecord,
 )
+from benchledger.domain.secret_names import names_a_secret
 from benchledger.domain.secrets import MASK, config_secrets, mask_value
 
 R = TypeVar("R")
@@ -66,7 +67,7 @@ def masked_values(values: Mapping[str, Any], hunted: Sequence[str] = ()) -> dict
 
 
 def _masked_cell(cell: Cell, hunted: Sequence[str]) -> Cell:
-    if not cell.metrics:
+    if not cell.metrics or (not hunted and _plain_numbers(cell.metrics)):
         return cell
     metrics = mask_value(cell.metrics)
     if hunted:
@@ -74,6 +75,25 @@ def _masked_cell(cell: Cell, hunted: Sequence[str]) -> Cell:
     if metrics is cell.metrics:
         return cell
     return cell.model_copy(update={"metrics": metrics})
+
+
+# Metric names under which a number is never masked, as cells repeat them (bounded).
+_PLAIN_NAMES: set[str] = set()
+
+
+def _plain_numbers(metrics: dict[str, Any]) -> bool:
+    """Whether the metrics are numbers only, under names that never mask one: most cells'
+    (`total_tokens`, `latency_ms`), told without a call per value."""
+    for name, value in metrics.items():
+        kind = type(value)
+        if kind is not int and kind is not float:
+            return False
+        if name not in _PLAIN_NAMES:
+            if names_a_secret(name):
+                return False
+            if len(_PLAIN_NAMES) < 10_000:
+                _PLAIN_NAMES.add(name)
+    return True
 
 
 def _masked_run(record: RunRecord) -> RunRecord:
