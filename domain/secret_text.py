@@ -1,5 +1,5 @@
 """Secrets inside free text: credentials in URLs, header and `name=value` assignments of
-secret-looking names, private key blocks and well-known key shapes, masked in one pass.
+secret-looking names, private key blocks and well-known key shapes, masked in place.
 
 - A URL's password is masked and its user kept (`https://u:[REDACTED]@h/v1`): the
   user says whose account a run used, the password is the secret. A URL with a user
@@ -8,7 +8,7 @@ secret-looking names, private key blocks and well-known key shapes, masked in on
   (`Bearer`, `Basic`, ...), whatever their length; a bare `Bearer X` when X is 8
   characters or more (`the bearer of news` stays).
 - `name=value`, `name: value`, `"name": "value"` and `--name value` where the name is
-  secret-looking (`domain.secrets.masks_text`): `api_key=...` in lm-eval's
+  secret-looking (`_masks_assigned`): `api_key=...` in lm-eval's
   `model_args`, `X-Api-Key: ...` in a logged request, `"password": "..."` in a JSON
   string. JSON-escaped quotes (`\\"password\\": \\"...\\"`) count as quotes.
 - PEM private key blocks are masked whole, JWTs (`eyJ....eyJ....sig`) and provider
