@@ -26,9 +26,10 @@ from benchledger.domain.ledger_base import (
     _project,
     _utc_now,
 )
+from benchledger.domain.masked_records import masked_cells, masked_values
 from benchledger.domain.records import Cell, RunStatus, Turn
 from benchledger.domain.run import Run
-from benchledger.domain.secrets import mask_config
+from benchledger.domain.secrets import mask_config, mask_value
 from benchledger.domain.signature import KnownAttempt, Mode, Signature
 from benchledger.domain.signatures import (
     comparison_signature,
@@ -209,15 +210,15 @@ class Executing(ExecutingTurns):
                 config=config,
                 attempt=attempt,
                 run_group_id=group.id if group else None,
-                command=command,
+                command=mask_value(command),
                 cwd=cwd,
                 host=host,
                 started_at=at,
                 lease_expires_at=at + timedelta(seconds=lease_seconds),
                 run_dir=run_dir,
-                code_versions=code_versions,
+                code_versions=mask_value(code_versions),
                 account=account,
-                provenance=provenance,
+                provenance=mask_value(provenance),
             )
             # The run states the signatures of its stream, benchmark directory included.
             started = started.model_copy(
@@ -258,6 +259,7 @@ class Executing(ExecutingTurns):
         The cells that state a recorded key differently are not recorded, but returned
         (to be named when it finishes, see `finish_run`)."""
         run = running._run
+        cells = masked_cells(cells)  # secrets masked before anything is stored
         for _ in range(5):
             fresh, disagreeing = run_rules.split_cells(run, cells)
             events = self._cell_batches(run, fresh)
@@ -287,6 +289,10 @@ class Executing(ExecutingTurns):
         that state a recorded one differently are not recorded: the run then finishes as
         an error naming each one's key (place) and fields."""
         run = self.get_run(run_id)
+        # Secrets masked before anything is stored (`domain.masked_records`).
+        cells = masked_cells(cells)
+        added_facts = masked_values(added_facts) if added_facts else added_facts
+        outcome = masked_values(outcome)
         fresh, disagreeing = run_rules.split_cells(run, cells)
         fresh_turns, other_turns = turn_rules.split_turns(run, turns)
         errors = []

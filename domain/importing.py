@@ -31,6 +31,7 @@ from benchledger.domain.ledger_base import (
     _project,
     _weight,
 )
+from benchledger.domain.masked_records import masked_record, masked_records
 from benchledger.domain.records import (
     GroupRecord,
     RunRecord,
@@ -188,8 +189,11 @@ class Importing(LookupsAhead):
         """
         if not callable(records) and not isinstance(records, Sequence):
             records = list(records)  # a one-off stream: kept, so that a retry can read it
+        if isinstance(records, Sequence):
+            # Secrets are masked before anything is stored (`domain.masked_records`).
+            records = [masked_record(record) for record in records]
         for _ in range(3):
-            items = records() if callable(records) else records
+            items = masked_records(records()) if callable(records) else records
             saved = (group.opened, group.version, dict(group.counts)) if group else None
             try:
                 with self.appending_together():
@@ -219,6 +223,7 @@ class Importing(LookupsAhead):
         mapper = self.mapper
 
         def prepare(records: list[Parsed]) -> list[Parsed | tuple[Any, ...]]:
+            records = [masked_record(record) for record in records]
             runs = {
                 i: (record, run_key, run_id_for(system, run_key))
                 for i, record in enumerate(records)

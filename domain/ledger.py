@@ -23,6 +23,7 @@ from benchledger.domain.ledger_base import (
     Skip,
     StartedAttempt,
 )
+from benchledger.domain.masked_records import masked_cells
 from benchledger.domain.matrix import AgentRules
 from benchledger.domain.records import Cell
 from benchledger.domain.signatures import (
@@ -97,7 +98,7 @@ class Ledger(Importing, Executing):
 
     def record_cells(self, run_id: UUID, cells: Sequence[Cell]) -> int:
         run = self.get_run(run_id)
-        fresh = run_rules.new_cells(run, cells)
+        fresh = run_rules.new_cells(run, masked_cells(cells))
         if not fresh:
             return 0
         self._save(

@@ -1,19 +1,29 @@
 """Which values are secrets: by the name they are given and by what they look like.
 
-The rule, for config keys, command options and environment names alike:
+The rule, for config keys, metrics, provenance, command options and environment names:
 
 - A *name* looks secret when one of its words (split at `_`, `-`, `.` and case
-  changes) is `key`, `token`, `secret`, `password`, ... (`api_key`, `hfToken`,
-  `--auth-token`, `DB_PASSWORD`). `max_tokens`, `tokenizer` and `keyword` do not:
-  "tokens" counts tokens, "tokenizer" names a model.
-- Only a *string* under such a name is masked: numbers, booleans and null are
-  counts, limits and flags (`token_limit = 4096`), never secrets. Nor are the flag
-  words true/false/yes/no/none/null.
-- Under a *strong* name (password, secret, passphrase, credential, api key) every
-  other string is masked where it stands. Under a *weak* one (`key`, `token`,
-  `auth`, ...) only a value that could be a secret is: `sort_key = "score"` stays.
-- Well-known key shapes (`sk-...`, `ghp_...`, `hf_...`, `AKIA...`, `Bearer ...`) are
-  masked in any string, whatever its name.
+  changes) is `password`, `secret`, `credential`, `authorization`, `cookie`, an
+  api key, `key`, `token`, `auth`... (`api_key`, `hfToken`, `--auth-token`,
+  `DB_PASSWORD`). `max_tokens`, `total_tokens`, `tokenizer`, `eos_token` and
+  `keyword` do not: "tokens" counts tokens, the others name a model's vocabulary.
+  The rule is in `secret_names`.
+- Under a *strong* name (password, secret, passphrase, credential, api key,
+  authorization, cookie) every string but the flag words true/false/yes/no/none/null
+  is masked where it stands; under a key or token named for what it opens
+  (`access_key`, `private_key`, `hf_token`, `refresh_token`) every string without
+  white space; under a *weak* one (`key`, `token`, `auth`, ...) only a value that
+  could be a secret: `sort_key = "score"` stays.
+- A number is masked only under a secret's own name (`password = 1234`, `api_key`:
+  the last word says), never under one about a secret (`password_length`,
+  `token_limit = 4096`, `secrets_found`). Booleans and null never are. A masked
+  number becomes the mask, a string: the value is gone, its type with it.
+- Under a secret's own name, a nested object or list is masked leaf by leaf (its keys
+  and shape stay); elsewhere each nested key is judged by its own name.
+- In any string (`secret_text`): a URL's password (`https://user:[REDACTED]@host`,
+  the user kept), `Authorization:` and `X-Api-Key:` values, `name=value` of a
+  secret-looking name (lm-eval's `model_args`), private key blocks, JWTs and the
+  key shapes of well-known providers (`sk-...`, `ghp_...`, `hf_...`, `AKIA...`).
 - A value *could be a secret* when it is at least 8 characters without white space
   and is neither a plain word (letters, perhaps joined by `-`, `_` or `.`) nor a
   number. Only such values are also masked wherever else they appear (logs, result
@@ -26,106 +36,82 @@ real value before masking: different secrets are different work.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-MASK = "[REDACTED]"
-
-_STRONG = frozenset(
-    {
-        "password",
-        "passwd",
-        "passphrase",
-        "secret",
-        "secrets",
-        "credential",
-        "credentials",
-        "apikey",
-    }
+from benchledger.domain.secret_names import (
+    MIN_SECRET_LENGTH,
+    could_be_secret,
+    masks,
+    name_strength,
+    names_a_secret,
 )
-_WEAK = frozenset({"key", "token", "auth", "authorization", "bearer", "pat", "cookie", "private"})
-# Joined spellings of strong names that word splitting cannot see ("dbpassword").
-_STRONG_PARTS = ("password", "passwd", "passphrase", "secret", "apikey", "credential")
-_FLAG_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_PLAIN_WORD = re.compile(r"[A-Za-z]+(?:[-_.][A-Za-z]+)*")
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-MIN_SECRET_LENGTH = 8
+from benchledger.domain.secret_text import KNOWN_KEY, MASK, mask_text
 
-# Key shapes of well-known providers, masked wherever they appear; the body must hold a
-# digit, so words such as "sk-learn-tutorials" are left alone.
-_BODY = r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]"
-_KNOWN_KEYS = (
-    rf"sk-ant-{_BODY}{{16,}}",
-    rf"sk-{_BODY}{{16,}}",
-    rf"(?:ghp|gho|ghu|ghs|ghr)_{_BODY}{{20,}}",
-    rf"github_pat_{_BODY}{{20,}}",
-    rf"glpat-{_BODY}{{16,}}",
-    rf"hf_{_BODY}{{16,}}",
-    rf"xox[abposr]-{_BODY}{{10,}}",
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}",
-    r"AIza[0-9A-Za-z_-]{35}",
-)
-KNOWN_KEY = re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_KNOWN_KEYS) + r")")
-# "Authorization: Bearer X", "Bearer X", "Authorization: Basic X": the credential after it.
-BEARER = re.compile(
-    r"(?i)(\b(?:authorization\s*[:=]\s*(?:bearer|basic|token)?|bearer)\s+)"
-    r"([A-Za-z0-9._~+/=-]{8,})"
-)
-
-
-def mask_shapes(text: str) -> str:
-    """The text with every well-known key shape and bearer credential masked."""
-    return BEARER.sub(lambda m: m[1] + MASK, KNOWN_KEY.sub(MASK, text))
-
-
-def name_strength(name: str) -> str | None:
-    """ "strong" or "weak" for a secret-looking name, None for an ordinary one."""
-    words = [w.lower() for w in _WORDS.findall(name)]
-    joined = "".join(words)
-    if any(w in _STRONG for w in words) or any(p in joined for p in _STRONG_PARTS):
-        return "strong"
-    if "api" in words and "key" in words:
-        return "strong"
-    if any(w in _WEAK for w in words):
-        return "weak"
-    return None
-
-
-def could_be_secret(value: str) -> bool:
-    """Long enough, no white space, not a plain word or number."""
-    return (
-        len(value) >= MIN_SECRET_LENGTH
-        and not any(c.isspace() for c in value)
-        and not _PLAIN_WORD.fullmatch(value)
-        and not _NUMBER.fullmatch(value)
-    )
-
-
-def masks(name: str, value: object) -> bool:
-    """Whether the value given under this name is masked where it stands."""
-    strength = name_strength(name)
-    if strength is None or not isinstance(value, str) or not value:
-        return False
-    if value.lower() in _FLAG_WORDS or _NUMBER.fullmatch(value):
-        return False
-    return strength == "strong" or could_be_secret(value)
+__all__ = [
+    "KNOWN_KEY",
+    "MASK",
+    "MIN_SECRET_LENGTH",
+    "config_secrets",
+    "could_be_secret",
+    "mask_config",
+    "mask_text",
+    "mask_value",
+    "masks",
+    "name_strength",
+]
 
 
 def mask_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy with every secret-looking value, and every key shape in any string, masked."""
-    return {key: _mask_value(str(key), value) for key, value in config.items()}
+    """A copy with every secret-looking value, and every secret in any string, masked."""
+    return {key: mask_value(value, str(key)) for key, value in config.items()}
 
 
-def _mask_value(name: str, value: Any) -> Any:
+def mask_value(value: Any, name: str = "") -> Any:
+    """`value` given under `name`, with its secrets masked: the value itself (not a copy)
+    when it holds none, so that what has nothing to mask costs no copy. Concrete types
+    are tested first: this runs on every value an import records."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return MASK if name and names_a_secret(name) else value
+    if kind is str:
+        return MASK if name and masks(name, value) else mask_text(value)
+    if value is None or kind is bool:
+        return value
+    if kind is dict or isinstance(value, Mapping):
+        if name and names_a_secret(name) and name_strength(name) == "strong":
+            return _every_leaf(value)
+        return _masked_items(value)
+    if kind is list or kind is tuple:
+        items = [mask_value(item, name) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if kind is list else tuple(items)
+    if isinstance(value, str):  # an enum's value, say
+        return MASK if name and masks(name, value) else mask_text(value)
+    return value
+
+
+def _masked_items(value: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    changed: dict[Any, Any] | None = None
+    for key, item in value.items():
+        masked = mask_value(item, key if type(key) is str else str(key))
+        if masked is not item:
+            if changed is None:
+                changed = dict(value)
+            changed[key] = masked
+    return value if changed is None else changed
+
+
+def _every_leaf(value: Any) -> Any:
+    """Every string and number inside masked, booleans and null kept (they hold no secret)."""
     if isinstance(value, Mapping):
-        return {k: _mask_value(str(k), v) for k, v in value.items()}
+        return {k: _every_leaf(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_mask_value(name, item) for item in value]
-    if masks(name, value):
-        return MASK
-    return mask_shapes(value) if isinstance(value, str) else value
+        return [_every_leaf(item) for item in value]
+    if value is None or isinstance(value, bool):
+        return value
+    return MASK
 
 
 def config_secrets(config: Mapping[str, Any]) -> list[str]:

@@ -88,6 +88,8 @@ class _Pump:
 
     def __init__(self, source: IO[bytes], sink: IO[bytes], redactor: Redactor) -> None:
         self._source, self._sink, self._redactor = source, sink, redactor
+        # A secret split across two writes or lines is masked whole (`StreamMask`).
+        self._masking = redactor.stream()
         self._lock = threading.Lock()
         self._error: OSError | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -97,19 +99,26 @@ class _Pump:
         with self._source:
             for line in iter(self._source.readline, b""):
                 with self._lock:
-                    if self._sink.closed or self._error is not None:
-                        continue  # keep draining so the child never blocks on a full pipe
-                    try:
-                        self._sink.write(self._redactor.redact_bytes(line))
-                        self._sink.flush()
-                    except OSError as error:
-                        self._error = error
+                    self._write(self._masking.feed(line))
+        with self._lock:
+            self._write(self._masking.end())
+
+    def _write(self, data: bytes) -> None:
+        """Write under the lock what the mask lets through."""
+        if self._sink.closed or self._error is not None:
+            return  # keep draining so the child never blocks on a full pipe
+        try:
+            self._sink.write(data)
+            self._sink.flush()
+        except OSError as error:
+            self._error = error
 
     def finish(self) -> None:
         """Wait for end of output, then close the log; a writer still holding the pipe
         (a process that escaped the group) is abandoned and its later output dropped."""
         self._thread.join(_JOIN_SECONDS)
         with self._lock:
+            self._write(self._masking.end())  # what the mask held back, even if abandoned
             self._sink.close()
         if self._error is not None:
             raise self._error

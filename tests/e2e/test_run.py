@@ -901,7 +901,12 @@ class TestSecrets:
         recorded = {a["path"]: a["sha256"] for a in run["artifacts"]}
         assert recorded[str(result.relative_to(ws.results))] == sha256_of(result)
         assert "[REDACTED]" not in (run_dir / "stdout.log").read_text()
-        assert not (run_dir / "masked").exists()
+        # The result's `api_key` metric is masked by its name, and only it: the masked
+        # copy keeps every outcome, and the notes that quote the word are not copied.
+        masked = json.loads((run_dir / "masked" / "result.json").read_text())
+        assert masked["metrics"] == {"api_key": "[REDACTED]"}
+        assert [c["outcome"] for c in masked["cells"]] == ["passed", "failed"]
+        assert not (run_dir / "masked" / "notes.txt").exists()
 
     def test_a_secret_command_argument_is_masked_in_events_tables_and_logs(
         self, ws: Workspace

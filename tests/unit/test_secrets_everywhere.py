@@ -1,0 +1,213 @@
+"""Secrets of every shape, under secret names and inside any text, are masked; token
+counts, scores and keys never are; a run's secrets are masked in every spelling."""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchledger.adapters.execution.secrets import Redactor, secret_values, spellings
+from benchledger.domain.masked_records import masked_record
+from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus, SkipRecord
+from benchledger.domain.secrets import MASK, mask_config, mask_text, mask_value
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P"
+
+
+class TestSecretNamesWhateverTheShape:
+    def test_a_secret_own_name_masks_numbers_lists_and_nested_objects(self) -> None:
+        config = {
+            "password": 12345678,
+            "api_key": ["one-key", "two-key"],
+            "credentials": {"user": "bob", "pin": 1234, "enabled": True, "note": None},
+            "Client-Secret": "letters",
+            "private_key": "keymaterial",
+            "access_key": 42,
+            "cookie": "session=abc",
+        }
+        assert mask_config(config) == {
+            "password": MASK,
+            "api_key": [MASK, MASK],
+            "credentials": {"user": MASK, "pin": MASK, "enabled": True, "note": None},
+            "Client-Secret": MASK,
+            "private_key": MASK,
+            "access_key": MASK,
+            "cookie": MASK,
+        }
+
+    @pytest.mark.parametrize(
+        "name",
+        ["tokens", "total_tokens", "max_tokens", "input_tokens", "num_prompt_tokens",
+         "reasoning_tokens", "token_budget", "token_limit", "password_length",
+         "secrets_found", "key_count", "cache_read_input_tokens", "top_k_per_token"],
+    )  # fmt: skip
+    def test_counts_about_secrets_and_tokens_stay(self, name: str) -> None:
+        assert mask_value({name: 4096}) == {name: 4096}
+
+    @pytest.mark.parametrize(
+        ("name", "value"),
+        [("tokenizer_eos_token", "<|endoftext|>"), ("eos_token", "</s>"),
+         ("pad_token", "<pad>"), ("createAuthToken", '{"username": "johndoe"}'),
+         ("sort_key", "score"), ("use_auth", "true")],
+    )  # fmt: skip
+    def test_vocabulary_tokens_function_calls_and_plain_words_stay(
+        self, name: str, value: str
+    ) -> None:
+        assert mask_value({name: value}) == {name: value}
+
+    def test_what_holds_nothing_to_mask_is_returned_itself(self) -> None:
+        value: dict[str, Any] = {"a": [1, "text", {"b": "c"}], "n": 2.5}
+        assert mask_value(value) is value
+
+
+class TestSecretsInText:
+    @pytest.mark.parametrize(
+        ("text", "masked"),
+        [
+            ("pretrained=m,base_url=https://u:pw@h/v1", f"pretrained=m,base_url=https://u:{MASK}@h/v1"),
+            ("postgresql://bench:s3cret@db:5432/x", f"postgresql://bench:{MASK}@db:5432/x"),
+            ("git clone https://ghp_0123456789abcdefghijAB@github.com/x",
+             f"git clone https://{MASK}@github.com/x"),
+            ("ssh://git@github.com/x", "ssh://git@github.com/x"),
+            ("http://localhost:8080/v1", "http://localhost:8080/v1"),
+            ("Authorization: Bearer x", f"Authorization: Bearer {MASK}"),
+            ("authorization: Basic dXNlcjpw", f"authorization: Basic {MASK}"),
+            ("Proxy-Authorization: Basic dXNlcjpw", f"Proxy-Authorization: Basic {MASK}"),
+            ('-H "X-Api-Key: abc"', f'-H "X-Api-Key: {MASK}"'),
+            ('{"api-key": "two words"}', f'{{"api-key": "{MASK}"}}'),
+            ('{\\"password\\": \\"pa ss\\"}', f'{{\\"password\\": \\"{MASK}\\"}}'),
+            ("model_args: pretrained=m,api_key=abc", f"model_args: pretrained=m,api_key={MASK}"),
+            ("run --password hunter2 now", f"run --password {MASK} now"),
+            (f"token {JWT} end", f"token {MASK} end"),
+            ("use sk-proj-abcdEFGH12345678ijkl", f"use {MASK}"),
+            ("AIzaSyA1234567890abcdefghijklmnopqrstuv", MASK),
+            ("slack xoxb-123456789012-abcdefGHIJ", f"slack {MASK}"),
+            ("-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n-----END RSA PRIVATE KEY-----\nok",
+             f"{MASK}\nok"),
+            ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n", MASK),
+        ],
+    )  # fmt: skip
+    def test_secrets_are_masked_where_they_stand(self, text: str, masked: str) -> None:
+        assert mask_text(text) == masked
+        assert mask_text(masked) == masked  # masking twice masks nothing more
+
+    @pytest.mark.parametrize(
+        "text",
+        ["max_tokens=100 token_limit: 4096 total_tokens=5", "the bearer of news",
+         "__workspace__RWKV-block__test__v7_goose__.hf_build__v7-1B5-world__",
+         "sort_key=score", "tokens: 512", "scikit-learn__scikit-learn-12345"],
+    )  # fmt: skip
+    def test_ordinary_text_is_left_alone(self, text: str) -> None:
+        assert mask_text(text) is text
+
+
+def record(metrics: dict[str, Any], cell_metrics: dict[str, Any]) -> RunRecord:
+    header = RunHeader(
+        run_key="r1",
+        benchmark="b",
+        agent="a",
+        model="m",
+        config={"api_key": "abcdefgh12345", "limit": 5},
+        status=RunStatus.FAILED,
+        score=0.5,
+        metrics=metrics,
+        tokens={"input_tokens": 10},
+        error="auth failed for key abcdefgh12345",
+        provenance={"endpoint": "https://u:pw@h/v1"},
+    )
+    return RunRecord(
+        header=header,
+        cells=(
+            Cell(key="c1", outcome="passed", score=1.0, metrics=cell_metrics),
+            Cell(key="c2", outcome="failed", score=0.0),
+        ),
+    )
+
+
+class TestMaskedRecords:
+    def test_secrets_are_masked_and_scores_keys_tokens_and_signatures_stay(self) -> None:
+        stated = record({"password": 1234, "n": 3}, {"log": "Authorization: Bearer abc"})
+        masked = masked_record(stated)
+        assert masked.header.metrics == {"password": MASK, "n": 3}
+        assert masked.header.error == f"auth failed for key {MASK}"
+        assert masked.header.provenance == {"endpoint": f"https://u:{MASK}@h/v1"}
+        assert masked.cells[0].metrics == {"log": f"Authorization: Bearer {MASK}"}
+        assert masked.cells[1] is stated.cells[1]
+        for field in ("run_key", "score", "tokens", "status", "config"):
+            assert getattr(masked.header, field) == getattr(stated.header, field)
+        assert [(c.key, c.score, c.outcome) for c in masked.cells] == [
+            (c.key, c.score, c.outcome) for c in stated.cells
+        ]
+        assert masked.header.signature == stated.header.signature
+        assert masked.content_sha256() != stated.content_sha256()
+
+    def test_a_record_with_nothing_to_mask_is_returned_itself(self) -> None:
+        stated = record({"n": 3}, {"log": "fine"})
+        stated = stated.model_copy(
+            update={"header": stated.header.model_copy(update={"error": None, "provenance": {}})}
+        )
+        assert masked_record(stated) is stated
+
+    def test_a_skip_detail_is_masked(self) -> None:
+        skip = SkipRecord(benchmark="b", agent="a", reason="r", detail="Bearer abcdefgh1234")
+        assert masked_record(skip).detail == f"Bearer {MASK}"
+
+
+class TestRunSecretSpellings:
+    def test_letters_only_values_of_secret_own_names_are_hunted_from_eight_characters(
+        self,
+    ) -> None:
+        env = {
+            "DB_PASSWORD": "correcthorse",
+            "OPENAI_API_KEY": "dummy",
+            "AUTH_MODE": "disabled",
+            "GH_PAT": "abcdefghij",
+            "SERVICE_TOKEN": "true",
+        }
+        assert secret_values(env) == ["correcthorse", "abcdefghij"]
+
+    def test_a_url_password_under_any_name_is_hunted(self) -> None:
+        env = {"DATABASE_URL": "postgresql://u:pgPassw0rd99@db/x", "HOME": "/root"}
+        assert secret_values(env) == ["pgPassw0rd99"]
+
+    @pytest.mark.parametrize("pad", ["", "a", "ab", "abc"])
+    def test_base64_at_any_alignment_is_masked(self, pad: str) -> None:
+        secret = "correcthorsebattery"
+        redactor = Redactor([secret])
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode((pad + secret + "tail").encode()).decode()
+            assert MASK in redactor.redact(encoded)
+
+    def test_json_escaped_and_url_encoded_spellings(self) -> None:
+        assert {'qu\\"ote\\\\x-12345', "qu%22ote%5Cx-12345"} <= spellings('qu"ote\\x-12345')
+
+    def test_a_secret_split_across_writes_and_lines_is_masked_whole(self) -> None:
+        secret = "correcthorsebattery"
+        stream = Redactor([secret]).stream()
+        pieces = [b"start corr", b"ecthorse", b"bat\n", b"tery end\n", b"next line\n"]
+        written = b"".join(stream.feed(p) for p in pieces) + stream.end()
+        assert written == f"start {MASK} end\nnext line\n".encode()
+
+
+class TestLogPump:
+    def test_an_abandoned_pipe_still_gets_what_the_mask_held_back(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from benchledger.adapters.execution import process
+
+        monkeypatch.setattr(process, "_JOIN_SECONDS", 0.2)
+        secret = "correcthorsebattery"
+        read, write = os.pipe()
+        log = (tmp_path / "stdout.log").open("wb")
+        with os.fdopen(read, "rb") as source:
+            pump = process._Pump(source, log, Redactor([secret]))
+            os.write(write, f"key {secret} then the last line\n".encode())
+            time.sleep(0.2)
+            pump.finish()  # the writer still holds the pipe: abandoned
+            os.close(write)
+        assert (tmp_path / "stdout.log").read_bytes() == f"key {MASK} then the last line\n".encode()
