@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 from uuid import UUID
 
-from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor, SQLiteDatastore
 
+from benchledger.adapters.store.projection_runner import NotificationLog
 from benchledger.domain.errors import LedgerError, TamperError, UnchainedLedgerError
 from benchledger.projections.chain import GENESIS, link, stored_sha256
 
@@ -39,20 +40,8 @@ class AlreadyChainedError(LedgerError):
     """`upgrade-chain` on a ledger whose writer keeps its chain already."""
 
 
-class ChainedLog(Protocol):
+class ChainedLog(NotificationLog, Protocol):
     """What verify reads of an event store: its events and its chain."""
-
-    def max_notification_id(self) -> int | None: ...
-
-    def select_notifications(
-        self,
-        start: int | None,
-        limit: int,
-        stop: int | None = None,
-        topics: Sequence[str] = (),
-        *,
-        inclusive_of_start: bool = True,
-    ) -> Sequence[Notification]: ...
 
     def select_chain(self, after: int, limit: int, stop: int | None = None) -> list[Entry]: ...
 
