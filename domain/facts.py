@@ -39,7 +39,7 @@ from benchledger.domain.run import (
     StaleRunRecovered,
     TrajectoryRecorded,
 )
-from benchledger.domain.secrets import mask_config
+from benchledger.domain.secrets import MASK, mask_config, mask_value
 
 # The header fields that are facts of the run, in the order conflicts are reported.
 HEADER_FACTS = (
@@ -279,9 +279,18 @@ def compare(
             if more:
                 added[key] = more
             conflicts.extend(clashes)
-        elif not _same(mine, value):
+        elif not _same(mine, value) and not _masked_same(key, mine, value):
             conflicts.append(Conflict(path, mine, value))
     return added, conflicts
+
+
+def _masked_same(name: str, recorded: Any, stated: Any) -> bool:
+    """Whether `stated` is `recorded` with its secrets masked: a ledger written before
+    imports masked secrets holds the source's value as it was, and the source, read
+    again, states it masked. The ledger keeps what it recorded."""
+    if MASK not in _JSON.dump_json(stated).decode():
+        return False
+    return bool(plain(mask_value(recorded, name)) == stated)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -293,3 +293,35 @@ class TestImportedSecretsAreMaskedEverywhere:
 
     def test_the_ledger_verifies(self, ledgers: dict[str, Any]) -> None:
         ledgers["invoke"]("verify")
+
+
+def test_a_ledger_written_before_masking_takes_its_files_again_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ledger whose imports stored the secrets as stated (written before imports
+    masked them): the same files, read again, state them masked. That is the fact it
+    holds, not a conflict: nothing is appended, and the ledger keeps what it recorded."""
+    from benchledger.domain import importing
+
+    with monkeypatch.context() as unmasked:
+        unmasked.setattr(importing, "masked_record", lambda record: record)
+        unmasked.setattr(importing, "masked_records", lambda records: records)
+        db, invoke = ledger_with(tmp_path, secret=True)
+    assert SECRETS["openai"][0] in sqlite_text(db), "the files were not imported unmasked"
+    with sqlite3.connect(db) as conn:
+        (before,) = conn.execute("SELECT count(*) FROM stored_events").fetchone()
+    # Another file stating the same run's header (with a fact more): it is read, not
+    # skipped as a file imported already. (Its cells, masked, would be other payloads than
+    # those recorded: a conflict `import --amend` settles.)
+    restated = tmp_path / "restated.json"
+    document = json.loads((tmp_path / "secret" / "files" / "native.json").read_text())
+    document["metrics"]["retries"] = 2
+    del document["cells"]
+    restated.write_text(json.dumps(document))
+    [report] = json.loads(invoke("import", str(restated), "--json").stdout)
+    assert (report["state"], report["new_runs"]) == ("imported", 0), report
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM stored_events").fetchone()[0] > before
+        (metrics,) = conn.execute("SELECT metrics FROM runs WHERE run_key = 'native-1'").fetchone()
+    assert json.loads(metrics)["retries"] == 2  # the fact it added
+    assert SECRETS["openai"][0] in sqlite_text(db), "the recorded facts were changed"

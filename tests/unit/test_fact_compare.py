@@ -26,3 +26,23 @@ class TestFloatPrecision:
 
     def test_a_flag_is_not_a_number(self) -> None:
         assert conflicts(True, 1.0) == ["metrics.v"]
+
+
+class TestMaskedRestatements:
+    """A ledger written before imports masked secrets holds them as the source stated
+    them; the same source read again states them masked: the same fact."""
+
+    def test_a_value_stated_masked_is_the_recorded_one_masked(self) -> None:
+        assert (
+            conflicts("https://u:hunter2pw@h.example/v1", "https://u:[REDACTED]@h.example/v1") == []
+        )
+        recorded = {"metrics": {"password": 12345678, "n": 2}}
+        assert compare(recorded, {"metrics": {"password": "[REDACTED]", "n": 2}}) == ({}, [])
+
+    def test_a_masked_value_that_is_not_the_recorded_one_masked_conflicts(self) -> None:
+        assert conflicts("plain text", "[REDACTED]") == ["metrics.v"]
+        assert conflicts("https://u:pw@a.example", "https://u:[REDACTED]@b.example") == [
+            "metrics.v"
+        ]
+        recorded = {"metrics": {"password": 1}}
+        assert compare(recorded, {"metrics": {"password": 2}})[1]
