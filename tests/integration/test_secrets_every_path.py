@@ -201,7 +201,12 @@ def texts_under(root: Path) -> Iterator[tuple[Path, str]]:
 def sqlite_text(db: Path) -> str:
     """Every table of the ledger file as text (events as stored included), and the raw
     bytes of the file and its WAL."""
-    parts = [p.read_bytes().decode("latin-1") for p in db.parent.glob(db.name + "*")]
+    parts = []
+    for path in db.parent.glob(db.name + "*"):
+        try:
+            parts.append(path.read_bytes().decode("latin-1"))
+        except FileNotFoundError:  # a -shm or -wal removed as the last connection closed
+            continue
     with sqlite3.connect(db) as conn:
         parts.extend(conn.iterdump())
     return "\n".join(parts)
