@@ -94,9 +94,9 @@ def parse(
         provenance["summary_date"] = date
     main = _main_metric(spec, schema, provenance)
     metrics = _metrics(stats_path, stats)
-    score = metrics.get(main.key, {}).get("mean") if main else None
+    score = _mean(metrics, main.key) if main else None
     if main and score is None:
-        provenance["no_score"] = f"stats.json states no mean of {main.key}"
+        provenance["no_score"] = f"stats.json states no finite mean of {main.key}"
     instances_path = folder / files.PER_INSTANCE
     cells: tuple[Cell, ...] = ()
     if instances_path.is_file():
@@ -181,10 +181,10 @@ def _cells(
     for (instance, trial, perturbation), stats in merged.items():
         key = instance + (f"#trial={trial}" if trials else "")
         key += f"~{perturbation}" if perturbation else ""
-        value = stats.get(metric, {}).get("mean") if metric else None
-        if value is not None and not math.isfinite(value):
-            stats = {**stats, "score_not_finite": str(value)}
-            value = None
+        value = _mean(stats, metric) if metric else None
+        stated = stats[metric].get("mean") if metric in stats else None
+        if stated is not None and value is None:
+            stats = {**stats, "score_not_finite": str(stated)}
         cells.append(Cell(key=key, outcome=_outcome(value, lower), score=value, metrics=stats))
     return tuple(cells)
 
@@ -217,6 +217,12 @@ def _cell_metric(
         if any(key in stats for stats in merged.values()):
             return key
     return None
+
+
+def _mean(stats: dict[str, Any], key: str) -> float | None:
+    """The mean a stat states, as a float; None when absent or not finite."""
+    mean = stats.get(key, {}).get("mean")
+    return float(mean) if mean is not None and math.isfinite(mean) else None
 
 
 def _outcome(value: float | None, lower_is_better: bool) -> CellOutcome:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 from benchledger.adapters.formats.common import read_json
 from benchledger.adapters.formats.terminal_bench_files import validate
@@ -72,16 +72,20 @@ class MetricName(_Open):
     perturbation: dict[str, Any] | None = None
 
 
+# A figure as stated: an integer stays one (HELM writes `"sum": 3` for counts).
+Figure = StrictInt | StrictFloat
+
+
 class Stat(_Open):
     name: MetricName
-    count: int
-    sum: float | None = None
-    sum_squared: float | None = None
-    min: float | None = None
-    max: float | None = None
-    mean: float | None = None
-    variance: float | None = None
-    stddev: float | None = None
+    count: StrictInt
+    sum: Figure | None = None
+    sum_squared: Figure | None = None
+    min: Figure | None = None
+    max: Figure | None = None
+    mean: Figure | None = None
+    variance: Figure | None = None
+    stddev: Figure | None = None
 
 
 class InstanceStats(_Open):
