@@ -54,6 +54,8 @@ NAMES = (
     # tables headed Rank,...Model): no other format's file is named so.
     "bfcl",
     "orchestrator",
+    # Claims only a file named run_spec.json that states HELM's scenario and adapter specs.
+    "helm",
     "alwm",
     # Before swebench: a `tb run` of an adapted SWE-bench dataset names instances by
     # their SWE-bench ids, and a run folder may be called `results`.
