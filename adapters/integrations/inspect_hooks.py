@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai.hooks import Hooks, RunEnd, SampleEnd, TaskEnd, TaskStart, hooks
@@ -24,6 +25,7 @@ from pydantic_core import to_jsonable_python
 
 if TYPE_CHECKING:
     from benchledger.adapters.integrations.inspect_live import LiveRecorder
+    from benchledger.domain.facts import Conflict
 
 ENV = "BENCHLEDGER_INSPECT"
 logger = logging.getLogger(__name__)
@@ -98,23 +100,36 @@ class BenchledgerHooks(Hooks):
 
     async def on_task_end(self, data: TaskEnd) -> None:
         def finish(r: LiveRecorder) -> None:
-            log = plain_json(data.log, set(data.log.model_fields) - {"samples"})
-            for conflict in r.task_end(data.eval_id, log):
-                logger.warning("benchledger: eval %s: %s", data.eval_id, conflict)
+            log = plain_json(data.log, set(type(data.log).model_fields) - {"samples"})
+            warn_of(data.eval_id, r.task_end(data.eval_id, log))
 
         self._guarded(f"the end of eval {data.eval_id}", finish)
 
     async def on_run_end(self, data: RunEnd) -> None:
-        """Finish the runs of the tasks that ended without a task end (cancelled, failed)
-        from their logs; then let the ledger go."""
+        """Finish the runs of the tasks that ended without their task's end (an error or
+        a cancellation stopped them) as their log files state them; then let the ledger
+        go."""
 
         def finish(r: LiveRecorder) -> None:
             for log in data.logs:
-                if log.eval.eval_id in r.evals:
-                    header = plain_json(log, set(log.model_fields) - {"samples"})
-                    r.task_end(log.eval.eval_id, header)
+                eval_id = log.eval.eval_id
+                if eval_id not in r.evals:
+                    continue
+                path = Path(log.location) if log.location else None
+                if path is not None and path.is_file():
+                    conflicts = r.task_end_from_file(eval_id, path)
+                else:
+                    header = plain_json(log, set(type(log).model_fields) - {"samples"})
+                    conflicts = r.task_end(eval_id, header)
+                warn_of(eval_id, conflicts)
 
         if self._recorder is not None:
             self._guarded("the end of the eval run", finish)
             self._recorder.close()
             self._recorder = None
+
+
+def warn_of(eval_id: str, conflicts: list[Conflict]) -> None:
+    """Name each fact the live run stated otherwise than the eval's log."""
+    for conflict in conflicts:
+        logger.warning("benchledger: eval %s: %s", eval_id, conflict)

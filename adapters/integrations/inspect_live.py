@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from benchledger.adapters.formats import inspect_ai
 from benchledger.adapters.formats.inspect_ai import NAME as FORMAT
 from benchledger.adapters.formats.inspect_ai import _record
 from benchledger.adapters.formats.inspect_ai_cells import sample_cell
@@ -136,14 +137,30 @@ class LiveRecorder:
             live.lease_expires_at = self.ledger.renew_lease(live.run_id, LEASE_SECONDS)
 
     def task_end(self, eval_id: str, log: dict[str, Any]) -> list[facts.Conflict]:
-        """Finish the eval's run as its log states it ended; the facts the live run
-        stated otherwise than the log (none, unless the eval changed its own spec)."""
-        live = self.evals.pop(eval_id, None)
+        """Finish the eval's run as its log states it ended (the log's header, and the
+        samples that ended while it ran); the facts the live run stated otherwise than
+        the log (none, unless the eval changed its own spec)."""
+        live = self.evals.get(eval_id)
         if live is None:
             return []
         header = LogHeader.model_validate(log)
         samples = [(f"samples[{i}]", s) for i, s in enumerate(live.samples.values())]
-        record = _record(FORMAT, header, samples, "samples", {})
+        return self.finish(eval_id, _record(FORMAT, header, samples, "samples", {}))
+
+    def task_end_from_file(self, eval_id: str, path: Path) -> list[facts.Conflict]:
+        """Finish the eval's run as importing its log file records it: for an eval that
+        ended without its task's end (interrupted), whose log holds samples that ended
+        as it was stopped, never announced one by one."""
+        if eval_id not in self.evals:
+            return []
+        [record] = [
+            r for r in inspect_ai.parse(path, path.read_bytes()) if isinstance(r, RunRecord)
+        ]
+        return self.finish(eval_id, record)
+
+    def finish(self, eval_id: str, record: RunRecord) -> list[facts.Conflict]:
+        """Record the facts of `record` the run lacks, and its end."""
+        live = self.evals.pop(eval_id)
         ledger = self.ledger
         held = facts.recorded(ledger.events.get(live.run_id))
         beyond = {k: v for k, v in facts.stated(record).items() if k not in ENDED}
