@@ -34,7 +34,8 @@ from benchledger.adapters.store.settings import Settings
 from benchledger.domain import facts, run_rules
 from benchledger.domain.executing import RunningRun
 from benchledger.domain.ledger import Ledger
-from benchledger.domain.records import RunRecord, RunStatus
+from benchledger.domain.masked_records import masked_record
+from benchledger.domain.records import RunHeader, RunRecord, RunStatus
 from benchledger.domain.signatures import run_id_for
 from benchledger.projections.store import prepare_new_file
 
@@ -77,6 +78,7 @@ class LiveEval:
 
     run_id: UUID
     start: LogHeader
+    header: RunHeader  # as the log states it when the eval starts (secrets unmasked)
     running: RunningRun
     lease_expires_at: datetime
     samples: dict[str, Sample] = field(default_factory=dict)
@@ -111,7 +113,8 @@ class LiveRecorder:
         header = LogHeader.model_validate(
             {"version": 2, "status": "started", "eval": spec, "plan": plan}
         )
-        record = _record(FORMAT, header, [], "samples", {})
+        stated = _record(FORMAT, header, [], "samples", {})
+        record = masked_record(stated)  # secrets masked, as an import masks them
         run_id = run_id_for(FORMAT, record.header.natural_key())
         expires = datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS)
         started = run_rules.start(run_id, record, source="imported")
@@ -119,7 +122,8 @@ class LiveRecorder:
         started = started.model_copy(update={"provenance": provenance, "lease_expires_at": expires})
         ledger = self.ledger
         ledger._save([started])
-        self.evals[eval_id] = LiveEval(run_id, header, ledger.running_run(run_id), expires)
+        running = ledger.running_run(run_id)
+        self.evals[eval_id] = LiveEval(run_id, header, stated.header, running, expires)
         return run_id
 
     def sample_end(self, eval_id: str, sample: dict[str, Any]) -> None:
@@ -130,6 +134,8 @@ class LiveRecorder:
         read = Sample.model_validate(sample)
         live.samples[f"{read.id!r}:{read.epoch}"] = read
         cell = sample_cell(read, headline_scorer(live.start), live.with_epoch)
+        # Masked as an import masks the log's cells: the config's secrets hunted too.
+        [cell] = masked_record(RunRecord(header=live.header, cells=(cell,))).cells
         if cell.key not in live.recorded:
             self.ledger.record_running_cells(live.running, [cell])
             live.recorded.add(cell.key)
@@ -161,6 +167,7 @@ class LiveRecorder:
     def finish(self, eval_id: str, record: RunRecord) -> list[facts.Conflict]:
         """Record the facts of `record` the run lacks, and its end."""
         live = self.evals.pop(eval_id)
+        record = masked_record(record)  # secrets masked, as an import masks them
         ledger = self.ledger
         held = facts.recorded(ledger.events.get(live.run_id))
         beyond = {k: v for k, v in facts.stated(record).items() if k not in ENDED}

@@ -180,6 +180,28 @@ class TestALiveEval:
         imported_alone(the_log(tmp_path), tmp_path / "alone.db")
         assert cells(tmp_path / "alone.db") == state
 
+    def test_a_secret_given_to_the_task_is_masked_as_its_import_masks_it(
+        self, tmp_path: Path
+    ) -> None:
+        db, secret = tmp_path / "live.db", "Xq7mP2vLr9Tz4Wk8nB3c"
+        env = eval_env(str(db), LIVE_SAMPLES="2", LIVE_FAIL="2")
+        run_eval(tmp_path, env, "-T", f"api_key={secret}", "--max-samples", "1")
+        [run] = runs(db)
+        assert run["status"] == "error" and run["cells"] == 2
+        shown = json.loads(ledger_cli(db, "show", run["run_id"], "--json").stdout)["run"]
+        assert shown["config"]["task_args"]["api_key"] != secret
+        # The plan's parameters and the failed sample's error (which quotes it) are masked.
+        assert secret not in json.dumps(shown["provenance"]) and secret not in str(cells(db))
+        assert "fails on purpose" in str(cells(db))
+        before = stored_events(db)
+        assert "1 unchanged" in ledger_cli(db, "import", str(the_log(tmp_path))).stderr
+        assert stored_events(db) == before
+        # Whatever an import of the log keeps of it (the run's error quotes it), no more.
+        alone = tmp_path / "alone.db"
+        imported_alone(the_log(tmp_path), alone)
+        held = ledger_cli(db, "events", "--json").stdout.count(secret)
+        assert held == ledger_cli(alone, "events", "--json").stdout.count(secret)
+
     def test_a_later_eval_is_another_run(self, tmp_path: Path) -> None:
         db = tmp_path / "live.db"
         for folder in ("a", "b"):
@@ -211,7 +233,7 @@ class TestTheEvalNeverBreaks:
 
 class FailingRecorder:
     target = "ledger.db"
-    evals: dict[str, Any] = {}  # noqa: RUF012
+    evals: dict[str, Any] = {}
 
     def sample_end(self, eval_id: str, sample: dict[str, Any]) -> None:
         raise OSError("disk full")
@@ -278,6 +300,8 @@ def store_url() -> Iterator[str]:
     import psycopg
 
     if not POSTGRES_URL:
+        if os.environ.get("BENCHLEDGER_REQUIRE_POSTGRES"):
+            pytest.fail("BENCHLEDGER_REQUIRE_POSTGRES is set, BENCHLEDGER_TEST_POSTGRES_URL is not")
         pytest.skip("set BENCHLEDGER_TEST_POSTGRES_URL to record an eval in PostgreSQL")
     schema = f"bl_inspect_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
