@@ -5,7 +5,7 @@ it is: `<!-- run: FIXTURE -->` (each `$ benchledger ...` line is run, in order, 
 folder prepared as FIXTURE names, and must exit 0, or N when the line ends `# exits N`),
 `<!-- not run: REASON -->` (it needs what a test cannot have; NOT_RUN lists every one) or
 `<!-- synopsis -->` (a command's syntax, not a command). The README's session is run by
-test_readme.py.
+test_readme.py, the inspect page's (`<!-- inspect-session -->`) by test_inspect_hooks.py.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ NOT_RUN = {
     ("profiles.md", "needs a registry (benchledger.toml) and the orchestrator's profiles"),
     ("static-checks.md", "needs a registry (benchledger.toml) and the benchmarks' checkouts"),
     ("models.md", "needs the shared corpus of real result files"),
+    ("inspect.md", "installs from a package index"),
 }
 
 
@@ -99,7 +100,7 @@ class TestEveryCommandShownIsAccountedFor:
             f"{b.page}:{b.line}"
             for b in blocks()
             if not b.tag.startswith(("run:", "not run:", "synopsis"))
-            and b.tag not in ("session", "main-command", "test-command")
+            and b.tag not in ("session", "main-command", "test-command", "inspect-session")
         ]
         assert unmarked == []
 

@@ -1,0 +1,1 @@
+"""Integrations that record into a ledger from inside other tools while they run."""
