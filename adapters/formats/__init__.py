@@ -61,6 +61,7 @@ NAMES = (
     "swebench",
     "lm_eval",
     "inspect_ai",
+    "eee",
     "junit",
     "terminal_bench",
 )
