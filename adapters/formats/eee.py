@@ -110,6 +110,7 @@ class _Common:
     evaluation_run: bool
     timestamp: Any
     retrieved: Any
+    source_data: Any
 
     @classmethod
     def of(cls, name: str, path: Path, record: dict[str, Any]) -> _Common:
@@ -159,6 +160,7 @@ class _Common:
             evaluation_run=source.get("source_type") == "evaluation_run",
             timestamp=record.get("evaluation_timestamp"),
             retrieved=record.get("retrieved_timestamp"),
+            source_data=record.get("source_data"),
         )
 
 
@@ -183,6 +185,8 @@ def _run(
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         raise InputFormatError(name, "must be a finite number", field=f"{at}.score_details.score")
     source_data = result.get("source_data")
+    if not isinstance(source_data, dict):  # before 0.2.0 the record states it once
+        source_data = common.source_data
     dataset = source_data.get("dataset_name") if isinstance(source_data, dict) else None
     evaluation_name = result.get("evaluation_name")
     benchmark = dataset if common.evaluation_run and dataset else evaluation_name
