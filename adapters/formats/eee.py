@@ -40,6 +40,13 @@ SYSTEM = "every_eval_ever"
 AGENT = "every_eval_ever"
 
 _HEAD = re.compile(rb'\A\s*\{\s*"schema_version"\s*:\s*"\d+\.\d+\.\d+"\s*,\s*"evaluation_id"\s*:')
+_VERSION = re.compile(rb'"schema_version"\s*:\s*"\d+\.\d+\.\d+"')
+_MARKERS = (
+    b'"model_info"',
+    b'"evaluation_results"',
+    b'"retrieved_timestamp"',
+    b'"source_metadata"',
+)
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 # Where a RunHeader field comes from, to name it when the derived value is refused.
 SOURCE_FIELDS = {"model": "model_info.id", "benchmark": "evaluation_name", "agent": "eval_library"}
@@ -47,10 +54,18 @@ _MODEL_NAMED = ("name", "id", "developer")
 
 
 def detect(path: Path, head: bytes) -> bool:
-    """A record as every converter writes it: `schema_version`, then `evaluation_id`."""
+    """A record: a JSON object stating `schema_version` and `evaluation_id` (converters
+    write them first) beside another of the record's own keys."""
+    if path.suffix.lower() != ".json":
+        return False
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if _HEAD.match(text):
+        return True
     return (
-        path.suffix.lower() == ".json"
-        and _HEAD.match(head.removeprefix(b"\xef\xbb\xbf")) is not None
+        text.startswith(b"{")
+        and _VERSION.search(text) is not None
+        and b'"evaluation_id"' in text
+        and any(marker in text for marker in _MARKERS)
     )
 
 

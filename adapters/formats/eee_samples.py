@@ -94,9 +94,17 @@ def _row_cell(
     }
     if row.get("error") is not None:
         metrics["error"] = row["error"]
+    outcome = _outcome(row.get("error"), correct, score, max_score)
+    metadata = row.get("metadata")
+    if isinstance(metadata, dict):
+        # What export-eee writes for a cell the schema cannot state: no verdict, no score.
+        if metadata.get("outcome") == "skipped" and outcome == "failed":
+            outcome = "skipped"
+        if metadata.get("score_stated") == "false":
+            score = None
     return Cell(
         key=keys.key(str(sample_id)),
-        outcome=_outcome(row.get("error"), correct, score, max_score),
+        outcome=outcome,
         score=score,
         metrics=metrics,
     )

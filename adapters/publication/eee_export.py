@@ -64,7 +64,9 @@ def export_runs(runs: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]], out
             }
             files.append((out / relative, data))
             receipt.samples += 1
-        text = json.dumps(record, indent=2, sort_keys=True) + "\n"
+        # In the order converters write (schema_version, evaluation_id first), which is
+        # how readers recognise a record from its first bytes.
+        text = json.dumps(record, indent=2) + "\n"
         files.append((out / folder / f"{record_uuid(run)}.json", text.encode()))
         receipt.records += 1
         for path, data in files:
@@ -355,6 +357,8 @@ def instance_rows(
             },
             "metadata": {"outcome": cell["outcome"]},
         }
+        if score is None:
+            row["metadata"]["score_stated"] = "false"
         if row["interaction_type"] != "single_turn":
             row["output"], row["messages"] = None, []
         if cell["outcome"] == "error":
