@@ -199,6 +199,9 @@ def _run(
     score = details.get("score")
     if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
         raise InputFormatError(name, "must be a finite number", field=f"{at}.score_details.score")
+    stated_details = details.get("details")
+    if isinstance(stated_details, dict) and stated_details.get("score_stated") == "false":
+        score = None  # export-eee's mark of a run the ledger holds no score for
     source_data = result.get("source_data")
     if not isinstance(source_data, dict):  # before 0.2.0 the record states it once
         source_data = common.source_data
@@ -233,7 +236,7 @@ def _run(
         "config": config,
         "started_at": when,
         "status": RunStatus.SUCCEEDED,
-        "score": float(score),
+        "score": None if score is None else float(score),
         "unit": _unit(metric),
         "higher_is_better": metric.get("lower_is_better") is not True,
         "metrics": metrics,

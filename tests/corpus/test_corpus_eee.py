@@ -150,11 +150,13 @@ def assert_valid(out: Path) -> tuple[int, int]:
     return len(records), len(samples)
 
 
-def figures(db: Path) -> Counter[tuple[Any, ...]]:
+def figures(db: Path, rows_of: str = "latest") -> Counter[tuple[Any, ...]]:
+    """What the runs of a ledger's latest rows (or all its runs) state."""
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
-            "SELECT benchmark, model, score, unit, higher_is_better, cells, cells_passed "
-            "FROM runs WHERE run_id IN (SELECT run_id FROM latest)"
+            "SELECT benchmark, model, score, unit, higher_is_better, cells, cells_passed, "
+            f"cells_failed, cells_error, cells_skipped FROM runs WHERE run_id IN "
+            f"(SELECT run_id FROM [{rows_of}])"
         ).fetchall()
     return Counter(rows)
 
@@ -184,9 +186,14 @@ class TestExport:
         assert second["written"] == [] and len(second["unchanged"]) == len(first["written"])
         assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
-    def test_an_export_of_the_demo_ledger_validates(self, invoke: Invoke, tmp_path: Path) -> None:
+    def test_an_export_of_the_demo_ledger_validates_and_states_the_same_figures(
+        self, invoke: Invoke, db: Path, tmp_path: Path
+    ) -> None:
         invoke("demo")
         out = tmp_path / "demo-eee"
         invoke("export-eee", str(out))
         records, samples = assert_valid(out)
         assert records > 0 and samples > 0
+        again = tmp_path / "again.db"
+        invoke("--db", str(again), "import", str(out))
+        assert figures(again, "runs") == figures(db)
