@@ -126,6 +126,15 @@ class TestImport:
         members = [f["path"] for f in files if f["member_of"]]
         assert len(members) == 3 and all(m.endswith(".jsonl") for m in members)
 
+    def test_model_ids_differing_in_case_resolve_to_one_model(
+        self, invoke: Invoke, db: Path
+    ) -> None:
+        invoke("import", str(ROOT / "data" / "reward-bench"))
+        with sqlite3.connect(db) as conn:
+            found = dict(conn.execute("SELECT name, model_id FROM models"))
+        assert found["Anthropic/claude-3-haiku-20240307"] == "anthropic/claude-3-haiku-20240307"
+        assert found["anthropic/claude-3-haiku-20240307"] == "anthropic/claude-3-haiku-20240307"
+
 
 def validators() -> tuple[Any, Any]:
     jsonschema = pytest.importorskip("jsonschema")
