@@ -327,17 +327,33 @@ def _cells(
     if len(results) == 1:
         return {0: cells}
     matched: dict[int, list[Cell]] = {}
-    for cell, row in zip(cells, ids, strict=True):
-        for i, result in enumerate(results):
-            if not isinstance(result, dict):
-                continue
-            if (
-                row["evaluation_result_id"] is not None
-                and row["evaluation_result_id"] == result.get("evaluation_result_id")
-            ) or (
-                row["evaluation_result_id"] is None
-                and row["evaluation_name"] == result.get("evaluation_name")
-            ):
-                matched.setdefault(i, []).append(cell)
-                break
-    return matched
+    unmatched = []
+    for number, (cell, row) in enumerate(zip(cells, ids, strict=True), start=1):
+        index = _result_of(row, results)
+        if index is None:
+            unmatched.append(number)
+        else:
+            matched.setdefault(index, []).append(cell)
+    if unmatched and matched:
+        raise InputFormatError(
+            str(found),
+            "names no evaluation result of its record",
+            line=unmatched[0],
+            field="evaluation_result_id",
+        )
+    # Rows that name none of the results name them otherwise (converters have written the
+    # dataset for the scorer): they are the samples of the record's first result.
+    return matched or {0: cells}
+
+
+def _result_of(row: dict[str, Any], results: list[Any]) -> int | None:
+    """The index of the result a row names: by `evaluation_result_id`, else by name."""
+    for i, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        if row["evaluation_result_id"] is not None:
+            if row["evaluation_result_id"] == result.get("evaluation_result_id"):
+                return i
+        elif row["evaluation_name"] == result.get("evaluation_name"):
+            return i
+    return None

@@ -159,6 +159,19 @@ class TestReading:
         a, b = parse(write(tmp_path, doc))
         assert [c.key for c in a.cells] == ["2"] and [c.key for c in b.cells] == ["1", "3"]
 
+    def test_rows_naming_no_result_belong_to_the_first_some_refuse(self, tmp_path: Path) -> None:
+        doc = record(result("A"), result("B"))
+        checksum = samples(tmp_path, [row(1, 1.0, True, evaluation_name="other")])
+        doc["detailed_evaluation_results"] = pointer(checksum)
+        first, second = parse(write(tmp_path, doc))
+        assert [c.key for c in first.cells] == ["1"] and second.cells == ()
+        checksum = samples(
+            tmp_path, [row(1, 1.0, True, evaluation_name="B"), row(2, 1.0, evaluation_name="x")]
+        )
+        doc["detailed_evaluation_results"] = pointer(checksum)
+        error = refusal(write(tmp_path, doc))
+        assert error.line == 2 and error.field == "evaluation_result_id"
+
     def test_inline_samples_compare_response_and_ground_truth(self, tmp_path: Path) -> None:
         inline = [
             {"sample_id": "1", "ground_truth": "A", "response": "A"},
