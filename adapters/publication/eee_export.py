@@ -89,7 +89,7 @@ def _segment(text: str) -> str:
 def record_of(run: dict[str, Any]) -> tuple[dict[str, Any], Path]:
     """The aggregate record of a run (before its samples pointer) and its folder."""
     provenance = run.get("provenance") or {}
-    stated = "schema_version" in provenance and "evaluation_name" in provenance
+    stated = run.get("source_format") == "eee"  # read from a record: state it again
     model = str(run["model"])
     developer = provenance.get("developer") if stated else None
     developer = developer or (model.split("/", 1)[0] if "/" in model else "unknown")
