@@ -92,7 +92,7 @@ def parse(path: Path, data: bytes, defaults: dict[str, Any] | None = None) -> It
     if not isinstance(results, list) or not results:
         raise InputFormatError(name, "must be a non-empty array", field="evaluation_results")
     common = _Common.of(name, path, record)
-    cells = _cells(name, path, record, results)
+    cells = eee_samples.result_cells(name, path, record, results)
     seen: set[str] = set()
     for i, result in enumerate(results):
         if not isinstance(result, dict):
@@ -281,79 +281,3 @@ def _time(name: str, value: Any, field: str) -> datetime | None:
     if not math.isfinite(seconds) or not 0 <= seconds < 1e11:
         raise InputFormatError(name, "epoch seconds out of range", field=field)
     return datetime.fromtimestamp(seconds, tz=UTC)
-
-
-def _cells(
-    name: str, path: Path, record: dict[str, Any], results: list[Any]
-) -> dict[int, list[Cell]]:
-    """Each result's cells (by index): an instance-level file's rows, matched to results
-    by `evaluation_result_id`, else `evaluation_name`, else all to a record's only result;
-    inline samples belong to the record's first result."""
-    inline = record.get("detailed_evaluation_results_per_samples")
-    if inline is not None:
-        return {0: eee_samples.inline_cells(name, inline)}
-    pointer = record.get("detailed_evaluation_results")
-    if pointer is None:
-        return {}
-    pointer = _object(name, pointer, "detailed_evaluation_results")
-    file_path = pointer.get("file_path")
-    if not isinstance(file_path, str) or not file_path:
-        return {}
-    found = eee_samples.samples_file(path, file_path)
-    if found is None:
-        raise InputFormatError(
-            name,
-            f"the instance-level file {file_path!r} is not there",
-            field="detailed_evaluation_results.file_path",
-        )
-    data = read_bytes(found)
-    agrees = eee_samples.checksum_agrees(
-        data, pointer.get("hash_algorithm"), pointer.get("checksum")
-    )
-    if agrees is False:
-        raise InputFormatError(
-            name,
-            f"{found} does not have this checksum",
-            field="detailed_evaluation_results.checksum",
-        )
-    first = results[0] if isinstance(results[0], dict) else {}
-    max_score = (first.get("metric_config") or {}).get("max_score")
-    top = (
-        float(max_score)
-        if isinstance(max_score, (int, float)) and not isinstance(max_score, bool)
-        else None
-    )
-    cells, ids = eee_samples.jsonl_cells(str(found), data, top)
-    if len(results) == 1:
-        return {0: cells}
-    matched: dict[int, list[Cell]] = {}
-    unmatched = []
-    for number, (cell, row) in enumerate(zip(cells, ids, strict=True), start=1):
-        index = _result_of(row, results)
-        if index is None:
-            unmatched.append(number)
-        else:
-            matched.setdefault(index, []).append(cell)
-    if unmatched and matched:
-        raise InputFormatError(
-            str(found),
-            "names no evaluation result of its record",
-            line=unmatched[0],
-            field="evaluation_result_id",
-        )
-    # Rows that name none of the results name them otherwise (converters have written the
-    # dataset for the scorer): they are the samples of the record's first result.
-    return matched or {0: cells}
-
-
-def _result_of(row: dict[str, Any], results: list[Any]) -> int | None:
-    """The index of the result a row names: by `evaluation_result_id`, else by name."""
-    for i, result in enumerate(results):
-        if not isinstance(result, dict):
-            continue
-        if row["evaluation_result_id"] is not None:
-            if row["evaluation_result_id"] == result.get("evaluation_result_id"):
-                return i
-        elif row["evaluation_name"] == result.get("evaluation_name"):
-            return i
-    return None

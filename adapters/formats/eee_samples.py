@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchledger.adapters.formats.common import DistinctKeys, loads
+from benchledger.adapters.formats.common import DistinctKeys, loads, read_bytes
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, CellOutcome
 
@@ -168,3 +168,78 @@ def checksum_agrees(data: bytes, algorithm: Any, checksum: Any) -> bool | None:
     except (ValueError, TypeError):
         return None
     return digest == checksum.lower()
+
+
+def result_cells(
+    name: str, path: Path, record: dict[str, Any], results: list[Any]
+) -> dict[int, list[Cell]]:
+    """Each result's cells (by index): an instance-level file's rows, matched to results
+    by `evaluation_result_id`, else `evaluation_name`, else all to a record's only result;
+    inline samples belong to the record's first result."""
+    inline = record.get("detailed_evaluation_results_per_samples")
+    if inline is not None:
+        return {0: inline_cells(name, inline)}
+    pointer = record.get("detailed_evaluation_results")
+    if pointer is None:
+        return {}
+    if not isinstance(pointer, dict):
+        raise InputFormatError(name, "must be an object", field="detailed_evaluation_results")
+    file_path = pointer.get("file_path")
+    if not isinstance(file_path, str) or not file_path:
+        return {}
+    found = samples_file(path, file_path)
+    if found is None:
+        raise InputFormatError(
+            name,
+            f"the instance-level file {file_path!r} is not there",
+            field="detailed_evaluation_results.file_path",
+        )
+    data = read_bytes(found)
+    agrees = checksum_agrees(data, pointer.get("hash_algorithm"), pointer.get("checksum"))
+    if agrees is False:
+        raise InputFormatError(
+            name,
+            f"{found} does not have this checksum",
+            field="detailed_evaluation_results.checksum",
+        )
+    first = results[0] if isinstance(results[0], dict) else {}
+    max_score = (first.get("metric_config") or {}).get("max_score")
+    top = (
+        float(max_score)
+        if isinstance(max_score, (int, float)) and not isinstance(max_score, bool)
+        else None
+    )
+    cells, ids = jsonl_cells(str(found), data, top)
+    if len(results) == 1:
+        return {0: cells}
+    matched: dict[int, list[Cell]] = {}
+    unmatched = []
+    for number, (cell, row) in enumerate(zip(cells, ids, strict=True), start=1):
+        index = _result_of(row, results)
+        if index is None:
+            unmatched.append(number)
+        else:
+            matched.setdefault(index, []).append(cell)
+    if unmatched and matched:
+        raise InputFormatError(
+            str(found),
+            "names no evaluation result of its record",
+            line=unmatched[0],
+            field="evaluation_result_id",
+        )
+    # Rows that name none of the results name them otherwise (converters have written the
+    # dataset for the scorer): they are the samples of the record's first result.
+    return matched or {0: cells}
+
+
+def _result_of(row: dict[str, Any], results: list[Any]) -> int | None:
+    """The index of the result a row names: by `evaluation_result_id`, else by name."""
+    for i, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        if row["evaluation_result_id"] is not None:
+            if row["evaluation_result_id"] == result.get("evaluation_result_id"):
+                return i
+        elif row["evaluation_name"] == result.get("evaluation_name"):
+            return i
+    return None
