@@ -109,6 +109,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "export",
         "Write the latest/ snapshot: one JSON file per row, and latest/index.json.",
     ),
+    "export-eee": ("eee", "Write the latest rows as Every Eval Ever records (schema 0.2.1)."),
     "export-viewer-data": (
         "export",
         "Write viewer_data.json for the orchestrator's results viewer.",

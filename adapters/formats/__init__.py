@@ -63,6 +63,7 @@ NAMES = (
     "swebench",
     "lm_eval",
     "inspect_ai",
+    "eee",
     "junit",
     "terminal_bench",
 )

@@ -69,6 +69,7 @@ NOT_LISTINGS = {
     "schema": "a JSON Schema",
     "results-matrix": "a Markdown file",
     "export-latest": "files, and their receipt",
+    "export-eee": "files, and their receipt",
     "export-viewer-data": "a file, and its receipt",
     "publish": "a snapshot file, and its stamp",
     "serve": "a web server",
