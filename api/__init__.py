@@ -15,6 +15,7 @@ imports it too) stays cheap. The implementation is `benchledger.adapters.api`.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ __all__ = [
     "RunSummary",
     "open",
 ]
+
+# An editable install finds `benchledger.datasette` (package data, a folder without
+# __init__.py) through a path hook on a placeholder entry of sys.path (setuptools'
+# editable finder); a regular package looks only along its __path__, so it lists them.
+__path__ += [entry for entry in sys.path if entry.endswith(".__path_hook__")]
 
 # Each public name, and the module and attribute it is loaded from.
 _LAZY: dict[str, tuple[str, str]] = {

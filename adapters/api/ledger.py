@@ -190,7 +190,11 @@ class Ledger:
 
     def latest(self) -> list[RunSummary]:
         """The newest publishable run per benchmark and agent, as `benchledger latest`."""
-        return [RunSummary.from_row(r) for r in self._read().publication("latest")]
+        queries = self._read()
+        return [
+            RunSummary.from_row(queries.find_run(r["run_id"]))
+            for r in queries.publication("latest")
+        ]
 
     def catch_up(self) -> None:
         """Bring the read models up to date with the events (reads do it themselves)."""
