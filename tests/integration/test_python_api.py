@@ -6,22 +6,28 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import benchledger
 from benchledger.adapters.api import recording
 from benchledger.adapters.publication.browse import datasette_for
+from benchledger.commands.cli import cli
 from benchledger.domain.errors import InputFormatError, RunAlreadyFinishedError
 from tests.conftest import Invoke
 from tests.e2e.test_datasette import get_json
 from tests.e2e.test_run import PROCESS_TIMEOUT, eventually
+from tests.integration.test_postgres import URL as POSTGRES_URL
+from tests.integration.test_postgres import store_url  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "python_api.py"
@@ -162,21 +168,97 @@ class TestCellsWhileTheRunIsOpen:
             assert ledger.show(run.run_id).cells == recording.FLUSH_CELLS
 
 
+@pytest.mark.postgres
+@pytest.mark.skipif(
+    not POSTGRES_URL, reason="set BENCHLEDGER_TEST_POSTGRES_URL to run the PostgreSQL tests"
+)
+class TestOnPostgres:
+    def follow(self, url: str, reader: Path) -> list[tuple[str, int]]:
+        """(status, cells) of every run in the reader's own read model, after one poll."""
+        result = CliRunner().invoke(
+            cli, ["--db", str(reader), "--event-store", url, "follow", "--polls", "1"]
+        )
+        assert result.exit_code == 0, result.stderr + repr(result.exception)
+        with closing(sqlite3.connect(reader)) as conn:
+            return [tuple(row) for row in conn.execute("SELECT status, cells FROM runs")]
+
+    def test_follow_sees_the_cells_while_the_run_is_open(
+        self,
+        store_url: str,  # noqa: F811
+        tmp_path: Path,
+    ) -> None:
+        script = tmp_path / "holding.py"
+        script.write_text(HOLDING)
+        process = subprocess.Popen(
+            [sys.executable, str(script), store_url, str(tmp_path / "writer.db")],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        reader = tmp_path / "reader.db"
+        try:
+            eventually(
+                lambda: self.follow(store_url, reader) == [("running", 5)], "5 cells", seconds=30
+            )
+            assert process.poll() is None
+            (tmp_path / "go").touch()
+            stdout, stderr = process.communicate(timeout=PROCESS_TIMEOUT)
+        finally:
+            process.kill()
+        assert process.returncode == 0, stderr
+        assert stdout.split() == ["succeeded", str(503 / 1000)]
+        assert self.follow(store_url, reader) == [("succeeded", 1000)]
+
+    def test_the_example_records_into_postgresql_for_runs_show_and_datasette(
+        self,
+        store_url: str,  # noqa: F811
+        tmp_path: Path,
+    ) -> None:
+        # The example takes a SQLite path; the same ten lines with a URL and `db`.
+        script = tmp_path / "example.py"
+        script.write_text(
+            EXAMPLE.read_text().replace(
+                'benchledger.open(sys.argv[1] if len(sys.argv) > 1 else "ledger.db")',
+                'benchledger.open(sys.argv[1], db="writer.db")',
+            )
+        )
+        assert 'db="writer.db"' in script.read_text()
+        python(str(script), store_url, cwd=tmp_path)
+        reader = tmp_path / "ledger.db"
+
+        def cli_pg(*args: str) -> Any:
+            result = CliRunner().invoke(
+                cli, ["--db", str(reader), "--event-store", store_url, *args, "--json"]
+            )
+            assert result.exit_code == 0, result.stderr
+            return json.loads(result.stdout)
+
+        (row,) = cli_pg("runs")
+        assert (row["status"], row["score"], row["cells"]) == ("succeeded", 0.75, 1000)
+        assert len(cli_pg("show", row["run_id"], "--cells", "1000")["cells"]) == 1000
+        (browsed,) = get_json(datasette_for(reader), "/ledger/runs.json?_shape=array")
+        assert (browsed["run_id"], browsed["cells"]) == (row["run_id"], 1000)
+        with benchledger.open(store_url, db=str(tmp_path / "api-reader.db")) as ledger:
+            (summary,) = ledger.runs()
+            assert (summary.run_id, summary.cells, summary.attempt) == (row["run_id"], 1000, 1)
+            with pytest.raises(benchledger.RunSkipped):
+                ledger.run(**WORK, model="m1", config={"temperature": 0.0})
+
+
 class TestHowARunEnds:
     def test_an_exception_fails_it_with_the_error_and_is_raised_again(
         self, ledger: benchledger.Ledger
     ) -> None:
-        with pytest.raises(ValueError, match="broken"):
-            with ledger.run(**WORK, model="m") as run:
-                run.cell("a", "passed")
-                raise ValueError("broken")
+        with pytest.raises(ValueError, match="broken"), ledger.run(**WORK, model="m") as run:
+            run.cell("a", "passed")
+            raise ValueError("broken")
         shown = ledger.show(run.run_id)
         assert (shown.status, shown.error, shown.cells) == ("failed", "ValueError: broken", 1)
 
     def test_an_interrupt_cancels_it(self, ledger: benchledger.Ledger) -> None:
-        with pytest.raises(KeyboardInterrupt):
-            with ledger.run(**WORK, model="m") as run:
-                raise KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt), ledger.run(**WORK, model="m") as run:
+            raise KeyboardInterrupt
         assert ledger.show(run.run_id).status == "cancelled"
 
     def test_without_finish_it_ends_as_its_cells_say(self, ledger: benchledger.Ledger) -> None:
@@ -257,15 +339,16 @@ class TestBadInput:
         assert [c.key for c in ledger.cells(run.run_id)] == ["c"]
 
     def test_an_oversized_metric_is_refused_at_once(self, ledger: benchledger.Ledger) -> None:
-        with ledger.run(**WORK, model="m") as run:
-            with pytest.raises(InputFormatError, match="metrics"):
-                run.cell("a", "passed", metrics={"answer": "x" * 10_000_000})
+        with ledger.run(**WORK, model="m") as run, pytest.raises(InputFormatError, match="metrics"):
+            run.cell("a", "passed", metrics={"answer": "x" * 10_000_000})
         assert ledger.show(run.run_id).cells == 0
 
     def test_a_status_that_is_no_end_is_refused(self, ledger: benchledger.Ledger) -> None:
-        with ledger.run(**WORK, model="m") as run:
-            with pytest.raises(benchledger.LedgerError, match="finished one"):
-                run.finish(status="running")
+        with (
+            ledger.run(**WORK, model="m") as run,
+            pytest.raises(benchledger.LedgerError, match="finished one"),
+        ):
+            run.finish(status="running")
         assert ledger.show(run.run_id).status == "failed"  # no cell to score
 
     def test_a_run_key_already_recorded_is_refused(self, ledger: benchledger.Ledger) -> None:
@@ -288,12 +371,11 @@ class TestSecrets:
     ) -> None:
         monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-9f8e7d6c5b4a39281706")
         config = {"api_key": SECRET, "temperature": 0}
-        with pytest.raises(RuntimeError):
-            with ledger.run(**WORK, model="m", config=config) as run:
-                run.cell("a", "passed", metrics={"echo": f"key={SECRET}"})
-                run.flush()
-                run.cell("b", "failed", metrics={"header": "Bearer tok-9f8e7d6c5b4a39281706"})
-                raise RuntimeError(f"refused key {SECRET} and tok-9f8e7d6c5b4a39281706")
+        with pytest.raises(RuntimeError), ledger.run(**WORK, model="m", config=config) as run:
+            run.cell("a", "passed", metrics={"echo": f"key={SECRET}"})
+            run.flush()
+            run.cell("b", "failed", metrics={"header": "Bearer tok-9f8e7d6c5b4a39281706"})
+            raise RuntimeError(f"refused key {SECRET} and tok-9f8e7d6c5b4a39281706")
         shown = ledger.show(run.run_id)
         assert shown.config["api_key"] != SECRET and shown.config["temperature"] == 0
         assert SECRET not in (shown.error or "") and shown.error
@@ -332,9 +414,8 @@ class TestAttempts:
     def test_a_failed_attempt_runs_again_and_a_running_one_is_not_doubled(
         self, ledger: benchledger.Ledger
     ) -> None:
-        with pytest.raises(RuntimeError):
-            with ledger.run(**WORK, model="m"):
-                raise RuntimeError("down")
+        with pytest.raises(RuntimeError), ledger.run(**WORK, model="m"):
+            raise RuntimeError("down")
         with ledger.run(**WORK, model="m") as second:
             with pytest.raises(benchledger.RunSkipped, match="attempt_in_progress"):
                 ledger.run(**WORK, model="m", mode="rerun_failed")
@@ -365,9 +446,8 @@ class TestReading:
         latest = ledger.latest()
         assert {(r.model, r.status) for r in latest} <= {("m1", "succeeded"), ("m2", "succeeded")}
         # What another writer appends is read on the next read, without asking.
-        with benchledger.open(db) as other:
-            with other.run(**WORK, model="m3") as third:
-                third.cell("a", "passed")
+        with benchledger.open(db) as other, other.run(**WORK, model="m3") as third:
+            third.cell("a", "passed")
         assert [r.model for r in ledger.runs()] == ["m1", "m2", "m3"]
         assert ledger.show(run.run_id).row["run_id"] == run.run_id
 
