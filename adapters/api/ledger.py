@@ -52,7 +52,8 @@ class Ledger:
     """An open ledger. Close it (or use it as a context manager) when done: closing
     ends the runs still open as their cells say.
 
-    One Ledger may be shared by threads: its writes and reads take its lock. Each
+    One Ledger may be shared by threads: its reads and catch-ups take its lock, and its
+    appends are safe from several threads, as `benchledger run --jobs` makes them. Each
     `Run` is used from one thread.
     """
 
@@ -217,13 +218,20 @@ class Ledger:
     # -- closing --------------------------------------------------------------------
 
     def close(self) -> None:
-        """End the runs still open (as their cells say), then close the stores."""
+        """End the runs still open (as their cells say), then close the stores. A run
+        that cannot be ended is named in the error raised once the stores are closed."""
+        failed: Exception | None = None
         for run in list(self._open_runs):
-            run.finish()
+            try:
+                run.finish()
+            except Exception as e:
+                failed = failed or e
         with self._lock:
             if self._services is not None:
                 self._services.close()
                 self._services = None
+        if failed is not None:
+            raise failed
 
     def _require_open(self) -> Services:
         if self._services is None:

@@ -160,6 +160,20 @@ class TestCellsWhileTheRunIsOpen:
                 eventually(lambda: reader.show(run.run_id).cells == 1, "the flushed cell")
                 assert reader.show(run.run_id).status == "running"
 
+    def test_the_lease_is_renewed_while_the_run_is_open(
+        self, ledger: benchledger.Ledger, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(recording, "RENEW_SECONDS", 0.1)
+
+        def renewals() -> int:
+            events = cli_json(invoke, "history", run.run_id)
+            return sum(e["type"] == "LeaseRenewed" for e in events)
+
+        with ledger.run(**WORK, model="m") as run:
+            eventually(renewals, "a lease renewal")
+            run.cell("a", "passed")
+        assert ledger.show(run.run_id).status == "succeeded"
+
     def test_a_full_buffer_is_appended_at_once(self, ledger: benchledger.Ledger) -> None:
         with ledger.run(**WORK, model="m") as run:
             for i in range(recording.FLUSH_CELLS):
