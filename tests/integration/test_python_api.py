@@ -372,6 +372,15 @@ class TestBadInput:
             ledger.run(**WORK, model="other", run_key="mine-1")
         assert len(ledger.runs()) == 1
 
+    def test_a_file_that_is_no_ledger_is_refused_and_left_as_it_was(self, tmp_path: Path) -> None:
+        notes = tmp_path / "notes.txt"
+        notes.write_text("not a ledger\n")
+        with pytest.raises(benchledger.LedgerError, match="not a SQLite database"):
+            benchledger.open(notes)
+        assert notes.read_text() == "not a ledger\n"
+        with pytest.raises(benchledger.LedgerError, match="does not exist"):
+            benchledger.open(tmp_path / "missing" / "ledger.db")
+
     def test_a_closed_ledger_is_refused(self, db: Path) -> None:
         ledger = benchledger.open(db)
         ledger.close()
