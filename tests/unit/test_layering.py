@@ -153,7 +153,29 @@ def test_every_package_folder_is_installed_under_the_namespace() -> None:
         for init in (ROOT / folder).rglob("__init__.py")
     }
     assert on_disk - set(config["packages"]) == set()
-    assert all(name.startswith(PACKAGE + ".") for name in config["packages"])
+    assert all(name.startswith(PACKAGE + ".") for name in config["packages"] if name != PACKAGE)
+    # The top level itself is the Python API's folder.
+    assert config["package-dir"][PACKAGE] == "api"
+
+
+def test_the_top_level_imports_nothing_heavy_until_a_name_is_used() -> None:
+    """`import benchledger` (the CLI's start-up too) loads only the standard library:
+    the API's names are imported on first use, or for type checking only."""
+    tree = ast.parse((ROOT / "api" / "__init__.py").read_text())
+    eager = set()
+    for node in tree.body:
+        if isinstance(node, ast.If):  # `if TYPE_CHECKING:`
+            continue
+        eager |= imports_of_node(node)
+    assert {name.split(".")[0] for name in eager} <= {"__future__", "importlib", "sys", "typing"}
+
+
+def imports_of_node(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if isinstance(node, ast.ImportFrom) and node.module:
+        return {node.module}
+    return set()
 
 
 PLANTED = {
