@@ -170,7 +170,7 @@ def imported(
     if record.header.status is RunStatus.RECOVERED:
         return None
     fields = _started(run_id, record, "imported", source_file, run_group_id, None, content_sha256)
-    return RunImported(**fields, **_finished(record), turns=turns)
+    return RunImported(**fields, **finished_fields(record), turns=turns)
 
 
 def _started(
@@ -210,8 +210,9 @@ def _started(
     }
 
 
-def _finished(record: RunRecord) -> dict[str, Any]:
-    """How a run that its source did not recover ended (`RunFinished`'s fields)."""
+def finished_fields(record: RunRecord) -> dict[str, Any]:
+    """How a run that its source did not recover ended (`RunFinished`'s fields), as an
+    import records it."""
     header = record.header
     return {
         "status": header.status,
@@ -306,7 +307,9 @@ def finish_from_record(run_id: UUID, version: int, record: RunRecord) -> list[Ev
             recovered,
             RunFactsAdded(originator_id=run_id, originator_version=version + 1, facts=after),
         ]
-    return [RunFinished(originator_id=run_id, originator_version=version, **_finished(record))]
+    return [
+        RunFinished(originator_id=run_id, originator_version=version, **finished_fields(record))
+    ]
 
 
 def require_reason(reason: str) -> str:

@@ -172,7 +172,7 @@ class LiveRecorder:
         held = facts.recorded(ledger.events.get(live.run_id))
         beyond = {k: v for k, v in facts.stated(record).items() if k not in ENDED}
         added, conflicts = facts.compare(held.facts, beyond)
-        outcome = ended(record)
+        outcome = run_rules.finished_fields(record)
         # An imported run's stream does not fold its cells' digests: the ones recorded
         # while it ran are compared here, and only the others appended.
         fresh = [c for c in record.cells if c.key not in held.cells]
@@ -192,22 +192,3 @@ class LiveRecorder:
             self.ledger.register_benchmark(
                 header.benchmark, unit=header.unit, higher_is_better=header.higher_is_better
             )
-
-
-def ended(record: RunRecord) -> dict[str, Any]:
-    """How the run ended, as an import of its log records it (`RunFinished`'s fields)."""
-    header = record.header
-    duration = header.duration_seconds
-    if duration is None and header.started_at and header.ended_at:
-        duration = (header.ended_at - header.started_at).total_seconds()
-    return {
-        "status": header.status,
-        "score": header.score,
-        "unit": header.unit,
-        "higher_is_better": header.higher_is_better,
-        "metrics": header.metrics,
-        "tokens": header.tokens,
-        "duration_seconds": duration,
-        "error": header.error,
-        "ended_at": header.ended_at,
-    }
