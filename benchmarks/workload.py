@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -191,6 +192,21 @@ def run_row(
         f"{run['benchmark']}|{run['agent']}|{run.get('provider', '')}|{run['model']}",
         group,
     )
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of the children it waited for
+    (the forked readers and folders of a large import): for CPU spent between two calls."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class Timed(NamedTuple):
+    """Wall and CPU seconds of one step (`cpu_seconds`)."""
+
+    wall: float
+    cpu: float
 
 
 def db_bytes(path: Path) -> int:

@@ -14,6 +14,8 @@ at each string and no copy.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from benchledger.domain.records import (
@@ -50,6 +52,8 @@ def masked_records(records: Iterable[R]) -> Iterator[R]:
 
 def masked_cells(cells: Sequence[Cell], hunted: Sequence[str] = ()) -> Sequence[Cell]:
     """The cells with their metrics masked; `cells` itself when none holds a secret."""
+    if not hunted and _all_plain_numbers(cells):
+        return cells
     out: list[Cell] | None = None
     for i, cell in enumerate(cells):
         masked = _masked_cell(cell, hunted)
@@ -79,6 +83,30 @@ def _masked_cell(cell: Cell, hunted: Sequence[str]) -> Cell:
 
 # Metric names under which a number is never masked, as cells repeat them (bounded).
 _PLAIN_NAMES: set[str] = set()
+
+
+_METRICS = attrgetter("metrics")
+_NUMBERS = frozenset({int, float})
+
+
+def _all_plain_numbers(cells: Sequence[Cell]) -> bool:
+    """`_plain_numbers` of every cell's metrics at once: their names and their values'
+    types gathered in C (a large import's cells are mostly such), each new name then
+    asked once whether it names a secret."""
+    metrics = list(map(_METRICS, cells))
+    if not set(map(type, chain.from_iterable(map(dict.values, metrics)))) <= _NUMBERS:
+        return False
+    return _plain_names(set(chain.from_iterable(metrics)))
+
+
+def _plain_names(names: set[str]) -> bool:
+    """Whether none of `names` names a secret (those that do not are remembered)."""
+    for name in names - _PLAIN_NAMES:
+        if names_a_secret(name):
+            return False
+        if len(_PLAIN_NAMES) < 10_000:
+            _PLAIN_NAMES.add(name)
+    return True
 
 
 def _plain_numbers(metrics: dict[str, Any]) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any, Literal, TypeVar
 from uuid import UUID
 
@@ -128,8 +129,14 @@ def disagreement(pairs: Sequence[tuple[Cell | None, Cell]], *, shown: int = 3) -
     )
 
 
+_CELL_KEY = attrgetter("key")
+
+
 def unique_cells(cells: Iterable[Cell], *, where: str) -> list[Cell]:
     """Cells of a run being imported whole: repeats are dropped, conflicts refused."""
+    cells = list(cells)
+    if len(set(map(_CELL_KEY, cells))) == len(cells):  # most runs: no key repeats
+        return cells
     by_key: dict[str, Cell] = {}
     for cell in cells:
         earlier = by_key.setdefault(cell.key, cell)

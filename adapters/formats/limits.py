@@ -137,7 +137,11 @@ def current() -> Limits:
     limits = _current.get()
     if limits is not None:
         return limits
-    return _from_env(tuple(os.environ.get(env_name(f.name)) for f in fields(Limits)))
+    return _from_env(tuple(map(os.environ.get, _ENV_NAMES)))
+
+
+# Looked up at every check (a large import makes thousands): named once.
+_ENV_NAMES = tuple(env_name(f.name) for f in fields(Limits))
 
 
 @functools.lru_cache(maxsize=4)

@@ -15,6 +15,7 @@ from uuid import uuid4
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic_core import to_json
 
 from benchledger.adapters.store import projection_runner
 from benchledger.adapters.store.bootstrap import Services, Settings, build
@@ -25,6 +26,7 @@ from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile, c
 from benchledger.domain.run import CellsRecorded
 from benchledger.domain.signatures import sha256_hex
 from benchledger.projections.base import Envelope
+from benchledger.projections.cells import metrics_json
 from benchledger.projections.registry import all_projections
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -110,6 +112,65 @@ class TestDecodedInBulk:
             services.runner.rebuild()
             assert rows_of(services) == bulk
         assert len(bulk["cells"]) == len(cells)
+
+    def test_cells_that_all_have_metrics_fold_the_same_rows_as_decoding_each_cell(
+        self, db: Path
+    ) -> None:
+        # Every cell has metrics, so the cells fold writes them in one call and cuts it.
+        shapes = [
+            {"total_tokens": 1, "latency_ms": 2.5},
+            {"s": "a},{b", "t": "}"},
+            {"nested": {"x": [1, {"y": None}]}},
+            {"nan": math.nan, "é": '\u2028"\\'},
+        ]
+        cells = tuple(
+            Cell(key=f"k{i}", outcome="passed", score=i / 7, metrics=shapes[i % len(shapes)])
+            for i in range(CELL_BATCH + 3)
+        )
+        plain = tuple(
+            Cell(key=f"p{i}", outcome="failed", metrics={"n": i, "m": -i / 3}) for i in range(9)
+        )
+        header = HEADER.model_copy(update={"run_key": "r1"})
+        records = [
+            RunRecord(header=header, cells=cells),
+            RunRecord(header=header.model_copy(update={"run_key": "r2"}), cells=plain),
+        ]
+        with build(Settings(db_path=db)) as services:
+            data = b"".join(r.model_dump_json().encode() for r in records)
+            source = SourceFile(path="r.json", sha256=sha256_hex(data), size=len(data), format="n")
+            services.ledger.import_runs("native", source, records)
+            services.runner.catch_up()
+            bulk = rows_of(services)
+            services.runner._bulk = False  # every cell through its pydantic model
+            services.runner.rebuild()
+            assert rows_of(services) == bulk
+        assert len(bulk["cells"]) == len(cells) + len(plain)
+        assert bulk["cells"][-1][4] == '{"n":8,"m":-2.6666666666666665}'
+
+    @FUZZ
+    @given(metrics=st.lists(METRICS, max_size=8))
+    def test_metrics_written_in_one_call_are_each_cells_own_text(
+        self, metrics: list[dict[str, Any]]
+    ) -> None:
+        one_each = [to_json(m, inf_nan_mode="strings").decode() if m else None for m in metrics]
+        assert metrics_json(metrics) == one_each
+
+    @pytest.mark.parametrize(
+        "metrics",
+        [
+            [{"a": "},{"}, {"b": 1}],
+            [{"a": "x}"}, {"b": "{y"}],
+            [{"a": {"b": 1}}, {"c": 2}],
+            [{"}},{{": 1}, {"d": [1, 2]}],
+            [{"a": 1}],
+        ],
+    )
+    def test_braces_in_metrics_text_never_cut_a_cells_metrics(
+        self, metrics: list[dict[str, Any]]
+    ) -> None:
+        assert metrics_json(metrics) == [
+            to_json(m, inf_nan_mode="strings").decode() for m in metrics
+        ]
 
     def test_an_envelope_gives_the_same_cells_decoded_either_way(self) -> None:
         cells = (

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.execution.secrets import Redactor, secret_values, spellings
-from benchledger.domain.masked_records import masked_record
+from benchledger.domain.masked_records import masked_cells, masked_record
 from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus, SkipRecord
 from benchledger.domain.secrets import MASK, mask_config, mask_text, mask_value
 
@@ -152,6 +152,27 @@ class TestMaskedRecords:
             update={"header": stated.header.model_copy(update={"error": None, "provenance": {}})}
         )
         assert masked_record(stated) is stated
+
+    @pytest.mark.parametrize(
+        "odd", [{"api_key": 1234567890}, {"n": True}, {"note": "Bearer abcdefgh1234"}]
+    )
+    def test_among_many_cells_of_plain_numbers_the_one_to_mask_is_masked(
+        self, odd: dict[str, Any]
+    ) -> None:
+        cells = [
+            Cell(key=f"k{i}", outcome="passed", metrics={"total_tokens": i}) for i in range(50)
+        ]
+        cells.insert(17, Cell(key="odd", outcome="failed", metrics=odd))
+        masked = masked_cells(cells)
+        assert masked[17] == cells[17].model_copy(update={"metrics": mask_value(odd)})
+        assert [c for i, c in enumerate(masked) if i != 17] == cells[:17] + cells[18:]
+
+    def test_cells_of_plain_numbers_are_returned_themselves(self) -> None:
+        cells = [
+            Cell(key=f"k{i}", outcome="passed", metrics={"latency_ms": i, "cost": i / 3})
+            for i in range(50)
+        ]
+        assert masked_cells(cells) is cells
 
     def test_a_skip_detail_is_masked(self) -> None:
         skip = SkipRecord(benchmark="b", agent="a", reason="r", detail="Bearer abcdefgh1234")
