@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from pydantic_core import to_json
 
@@ -46,28 +45,18 @@ class CellsProjection(Projection):
     topics = topics_of(CellsRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        rows = envelope.cells().rows
-        if not rows:
-            yield (INSERT, [])
-            return
-        keys, outcomes, scores, metrics, clusters = zip(*rows, strict=True)
-        run_ids = [envelope.stream_id] * len(keys)
-        texts = metrics_json(metrics)
-        yield (INSERT, list(zip(run_ids, keys, outcomes, scores, texts, clusters, strict=True)))
-
-
-def metrics_json(metrics: Sequence[dict[str, Any]]) -> list[str | None]:
-    """Each cell's metrics as the column stores them (`to_json`, non-finite floats as
-    strings), None for none. When every cell has some, they are written in one call as
-    one array, and cut at the `},{` between two objects: exact when every `{` of the
-    array opens one of its objects (no string or nested value holds one), as the count
-    of `{` proves."""
-    if metrics and all(metrics):
-        text = to_json(metrics, inf_nan_mode="strings").decode()
-        parts = text[2:-2].split("},{")
-        if text.count("{") == len(metrics) == len(parts):
-            return list(map(_OBJECT, parts))
-    return [to_json(m, inf_nan_mode="strings").decode() if m else None for m in metrics]
-
-
-_OBJECT = "{{{}}}".format
+        run_id = envelope.stream_id
+        yield (
+            INSERT,
+            [
+                (
+                    run_id,
+                    key,
+                    outcome,
+                    score,
+                    to_json(metrics, inf_nan_mode="strings").decode() if metrics else None,
+                    cluster,
+                )
+                for key, outcome, score, metrics, cluster in envelope.cells().rows
+            ],
+        )

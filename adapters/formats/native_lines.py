@@ -54,19 +54,12 @@ def _keys(cell: _CellLine) -> int:
 
 def _key_ends(text: str) -> int:
     """Every key's end, and possibly some text inside strings: never fewer than the keys."""
-    if _spaced_colon(text) and _SPACED_KEY_END.search(text):  # rare: count those too
+    ends = text.count('":')
+    # Every colon right after a quote (most texts: colons only end keys) leaves no room
+    # for a key end with spaces; else the regex looks for them, and they are counted.
+    if text.count(":") != ends and _SPACED_KEY_END.search(text):
         return len(_KEY_END.findall(text))
-    return text.count('":')
-
-
-# What a key end with spaces (`_SPACED_KEY_END`) ends with: a JSON space before a colon.
-_SPACED_COLONS = (" :", "\n:", "\r:", "\t:")
-
-
-def _spaced_colon(text: str) -> bool:
-    """Whether a JSON space comes right before a colon in `text`: without one, no key end
-    has spaces. A substring search each, where the regex steps through every character."""
-    return any(colon in text for colon in _SPACED_COLONS)
+    return ends
 
 
 def _no_repeated_key(line: str, cell: _CellLine) -> bool:
@@ -177,8 +170,6 @@ class _Lines:
         """The turn lines among `texts` (by position), read; None when one of the lines
         that may be a turn is not valid JSON (the per-line path then names it in order)."""
         found: dict[int, dict[str, Any]] = {}
-        if '"turn"' not in "\n".join(texts):  # most batches: one search, not one a line
-            return found
         for i, text in enumerate(texts):
             if '"turn"' in text and _TURN_LINE.search(text):
                 try:
@@ -280,22 +271,6 @@ class _Lines:
         return record
 
 
-def _maybe_run_lines(block: list[str]) -> list[int]:
-    """The indexes of the lines of `block` that hold `"run"`, in order: found by searching
-    the block as one text (a line holds no line break), not line by line."""
-    text = "\n".join(block)
-    found: list[int] = []
-    line, at = 0, 0  # the line that starts at offset `at`
-    while (hit := text.find('"run"', at)) >= 0:
-        line += text.count("\n", at, hit)
-        found.append(line)
-        end = text.find("\n", hit)
-        if end < 0:
-            break
-        line, at = line + 1, end + 1
-    return found
-
-
 def parse_lines(
     name: str, blocks: Iterable[list[str]], defaults: dict[str, Any]
 ) -> Iterator[RunRecord]:
@@ -306,7 +281,7 @@ def parse_lines(
     pending_first = 0  # the line number of pending[0]
     lineno = 1  # of the block's first line
     for block in blocks:
-        runs = [i for i in _maybe_run_lines(block) if _RUN_LINE.search(block[i])]
+        runs = [i for i, line in enumerate(block) if '"run"' in line and _RUN_LINE.search(line)]
         start = 0
         for end in [*runs, len(block)]:
             if run.header is None:  # nothing is a cell yet: every line is looked at

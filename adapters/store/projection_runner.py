@@ -7,8 +7,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from functools import partial
-from itertools import repeat
-from operator import itemgetter
 from typing import Any, Protocol, cast
 from uuid import UUID
 
@@ -36,16 +34,10 @@ def bulk_cells(state: bytes) -> CellBatch:
     """A stored `CellsRecorded` (written by this store's own serializer, so every cell
     states every field but an unset cluster) decoded in one call, its cells as rows."""
     data = pydantic_core.from_json(state)
-    cells = data["cells"]
-    if b'"cluster"' in state:
-        rows = [(c["key"], c["outcome"], c["score"], c["metrics"], c.get("cluster")) for c in cells]
-    else:  # no cell states one: each row made in C, its cluster None
-        rows = list(map(tuple.__add__, map(_STATED, cells), repeat(_NO_CLUSTER)))
+    rows = [
+        (c["key"], c["outcome"], c["score"], c["metrics"], c.get("cluster")) for c in data["cells"]
+    ]
     return CellBatch(datetime.fromisoformat(data["timestamp"]), rows)
-
-
-_STATED = itemgetter("key", "outcome", "score", "metrics")
-_NO_CLUSTER = (None,)
 
 
 # How this store's serializer begins every event (`PydanticMapper`): the fields `Event`

@@ -15,7 +15,6 @@ from uuid import uuid4
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic_core import to_json
 
 from benchledger.adapters.store import projection_runner
 from benchledger.adapters.store.bootstrap import Services, Settings, build
@@ -26,7 +25,6 @@ from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile, c
 from benchledger.domain.run import CellsRecorded
 from benchledger.domain.signatures import sha256_hex
 from benchledger.projections.base import Envelope
-from benchledger.projections.cells import metrics_json
 from benchledger.projections.registry import all_projections
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -146,31 +144,6 @@ class TestDecodedInBulk:
             assert rows_of(services) == bulk
         assert len(bulk["cells"]) == len(cells) + len(plain)
         assert bulk["cells"][-1][4] == '{"n":8,"m":-2.6666666666666665}'
-
-    @FUZZ
-    @given(metrics=st.lists(METRICS, max_size=8))
-    def test_metrics_written_in_one_call_are_each_cells_own_text(
-        self, metrics: list[dict[str, Any]]
-    ) -> None:
-        one_each = [to_json(m, inf_nan_mode="strings").decode() if m else None for m in metrics]
-        assert metrics_json(metrics) == one_each
-
-    @pytest.mark.parametrize(
-        "metrics",
-        [
-            [{"a": "},{"}, {"b": 1}],
-            [{"a": "x}"}, {"b": "{y"}],
-            [{"a": {"b": 1}}, {"c": 2}],
-            [{"}},{{": 1}, {"d": [1, 2]}],
-            [{"a": 1}],
-        ],
-    )
-    def test_braces_in_metrics_text_never_cut_a_cells_metrics(
-        self, metrics: list[dict[str, Any]]
-    ) -> None:
-        assert metrics_json(metrics) == [
-            to_json(m, inf_nan_mode="strings").decode() for m in metrics
-        ]
 
     def test_an_envelope_gives_the_same_cells_decoded_either_way(self) -> None:
         cells = (

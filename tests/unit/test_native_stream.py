@@ -221,22 +221,7 @@ class TestNoGarbageWhileTheCollectorIsPaused:
         assert found == 0
 
 
-class TestLinesFoundWithoutALoopPerLine:
-    @FUZZ
-    @given(
-        block=st.lists(
-            st.lists(st.sampled_from(['"run"', '"turn"', "x", '"', "run", " "]), max_size=5).map(
-                "".join
-            ),
-            max_size=12,
-        )
-    )
-    def test_the_lines_that_may_be_run_lines_are_those_holding_run_in_quotes(
-        self, block: list[str]
-    ) -> None:
-        expected = [i for i, line in enumerate(block) if '"run"' in line]
-        assert native_lines._maybe_run_lines(block) == expected
-
+class TestKeysCountedInBulk:
     @pytest.mark.parametrize("space", [" ", "\t", "  \t "])
     def test_a_key_repeated_with_spaces_before_its_colon_is_refused_in_bulk_too(
         self, tmp_path: Path, space: str
