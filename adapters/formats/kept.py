@@ -115,7 +115,7 @@ def text_within(text: str, longest_line: int, bounds: Limits) -> bool:
     return (
         longest_line <= bounds.string_length
         and text.count(",") < bounds.array_length
-        and "\\u" not in text
+        and ("\\" not in text or "\\u" not in text)  # a backslash is found by memchr
         and "0" * (bounds.int_digits + 1) not in text.translate(_DIGITS_AS_ZERO)
     )
 

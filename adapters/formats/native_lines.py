@@ -62,6 +62,13 @@ def _key_ends(text: str) -> int:
     return ends
 
 
+def _as_many_key_ends(text: str, keys: int) -> bool:
+    """Whether `text` has no more key ends than `keys`, the keys parsed from it (so none
+    of its objects repeats a key). Every key end is followed by a colon: when there are
+    no more colons than keys (no string holds one), one count in C says so."""
+    return text.count(":") == keys or _key_ends(text) == keys
+
+
 def _no_repeated_key(line: str, cell: _CellLine) -> bool:
     """True when the line states no key twice: as many key ends as the cell has keys (a
     one-pass parse keeps the last of repeated keys, so a repeat leaves fewer keys)."""
@@ -196,7 +203,7 @@ class _Lines:
             # sums mean no line repeats a key.
             flat = _flat_keys(text, cells)
             keys = sum(map(_keys, cells)) if flat is None else flat
-            if _key_ends(text) == keys:
+            if _as_many_key_ends(text, keys):
                 self.cells.extend(cells)
                 bounds = current()
                 if flat is None or not kept.text_within(text, max(map(len, texts)), bounds):
