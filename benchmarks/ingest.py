@@ -205,9 +205,9 @@ def main() -> None:
         f"  of which import (events appended): {share:.0f}%, catch_up (projections): "
         f"{100 - share:.0f}% (wall)",
         summary("plain importer (json.loads, indexed runs+cells)", plain, n),
-        *ratios("plain/benchledger", plain, full, GOAL),
+        *ratios("benchledger/plain", plain, full, GOAL),
         "context: " + summary("raw executemany of pre-built tuples", raw, n).strip(),
-        f"  raw/benchledger: {raw_ratio:.3f}x median (wall)",
+        f"  benchledger/raw: {raw_ratio:.3f}x median (wall)",
         f"events stored: {events:,}   ledger file (db + wal): {size / 2**20:.1f} MiB",
     ]
     print("\n".join(lines + ([f"kept: {work}"] if args.keep else [])))

@@ -170,9 +170,9 @@ def main() -> None:
         f"cells: {n:,} in {n_runs:,} runs ({events:,} events), {args.repeat} interleaved repeats",
         summary("benchledger rebuild (all projections)", rebuilds, n),
         summary("plain rebuild (json.loads, rows, indexes)", plain, n),
-        *ratios("plain/benchledger", plain, rebuilds, GOAL),
+        *ratios("benchledger/plain", plain, rebuilds, GOAL),
         "context: " + summary("raw executemany of pre-built tuples", raw, n).strip(),
-        f"  raw/benchledger: {raw_ratio:.3f}x median (wall)",
+        f"  benchledger/raw: {raw_ratio:.3f}x median (wall)",
         f"ledger file (db + wal) MiB after import and each rebuild: {growth}",
     ]
     print("\n".join(lines))
