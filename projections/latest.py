@@ -298,9 +298,16 @@ class LatestProjection(Projection):
             "candidates",
             CANDIDATE,
             pk=("run_id",),
-            # `status` and `agent`: facets of its page (`benchmark` reads the first).
-            indexes=(("benchmark", "agent"), ("run_key",), ("status",), ("agent",)),
-            lookups=(("benchmark", "agent"),),  # PENDING_BENCHMARK
+            # `status` and `agent`: facets of its page (`benchmark` reads the first). Each
+            # ends with the page's key, so that a next page (`run_id > ?`, which Datasette
+            # adds to its facets' counts) counts from the index alone.
+            indexes=(
+                ("benchmark", "agent", "run_id"),
+                ("run_key",),
+                ("status", "run_id"),
+                ("agent", "run_id"),
+            ),
+            lookups=(("benchmark", "agent", "run_id"),),  # PENDING_BENCHMARK
             generated=GENERATED,
         ),
         Table("latest", _beside_status(ROW, "selection"), **PICK),

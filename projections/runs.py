@@ -241,7 +241,9 @@ class RunsProjection(Projection):
                 ("signature",),
                 ("run_group_id",),
                 ("superseded_by",),
-                ("started_at",),
+                # The page's order with its tie-break: a next page (`_next=`) seeks its 50
+                # rows rather than sorting every run before it.
+                ("started_at", "run_id"),
                 # Each facet of the runs page, filtered on, and its rows newest first
                 # (the page's order): a page that reads 50 rows whatever the ledger's size.
                 ("benchmark", "started_at"),
@@ -250,6 +252,9 @@ class RunsProjection(Projection):
                 ("model_id", "started_at"),
                 ("status", "started_at"),
                 ("account", "started_at"),
+                # The dashboard's unit filter lists units by skipping through it, and its
+                # score chart reads a unit's newest runs.
+                ("unit", "started_at"),
             ),
             foreign_keys=(
                 ForeignKey("run_group_id", "run_groups", "run_group_id"),
