@@ -23,6 +23,7 @@ from benchledger.domain.run import (
 from benchledger.domain.run_rules import stated_attempt, stated_versions
 from benchledger.projections import models, versions
 from benchledger.projections.base import (
+    DESCENDING,
     Change,
     Envelope,
     ForeignKey,
@@ -241,9 +242,10 @@ class RunsProjection(Projection):
                 ("signature",),
                 ("run_group_id",),
                 ("superseded_by",),
-                # The page's order with its tie-break: a next page (`_next=`) seeks its 50
-                # rows rather than sorting every run before it.
-                ("started_at", "run_id"),
+                # The page's order, newest first, ties by run_id (Datasette's tie-break): a
+                # next page (`_next=`) reads its 50 rows in order rather than sorting every
+                # run before them.
+                ("started_at" + DESCENDING, "run_id"),
                 # Each facet of the runs page, filtered on, and its rows newest first
                 # (the page's order): a page that reads 50 rows whatever the ledger's size.
                 ("benchmark", "started_at"),
