@@ -128,6 +128,19 @@ class TestDashboardCharts:
         assert ds.plugin_config("datasette-dashboards")[DASHBOARD]["charts"]
 
 
+class TestFacetCounts:
+    def test_a_filtered_candidates_page_counts_its_facets_from_indexes(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        for facet in ("status=succeeded", "agent=eliza", "benchmark=alpha"):
+            _, traces = traced(ds, f"/ledger/candidates?{facet}")
+            counts = [t for t in traces if "count(*) as count" in t["sql"]]
+            assert len(counts) == 3, facet
+            for count in counts:
+                steps = plan(ledger, count["sql"], count["params"])
+                assert all("COVERING INDEX" in s for s in steps if "candidates" in s), steps
+
+
 class TestNextPages:
     def next_page(self, ds: Datasette, path: str) -> str:
         page, _, query = path.partition("?")
