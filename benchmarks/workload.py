@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from benchledger.projections.base import Table
+from benchledger.projections.base import DESCENDING, Table, index_columns, index_name
 from benchledger.projections.cells import CellsProjection
 from benchledger.projections.runs import RunsProjection
 
@@ -143,11 +143,12 @@ def create_indexes(conn: sqlite3.Connection, table: Table, columns: tuple[str, .
     """The read model's own indexes over `columns` (those of a plain table), named as
     the read models name them."""
     for index in table.indexes:
-        if not set(index) <= set(columns):
+        if not {c.removesuffix(DESCENDING) for c in index} <= set(columns):
             continue
-        name = f"idx_{table.name}_{'_'.join(index)}"
-        cols = ", ".join(f"[{c}]" for c in index)
-        conn.execute(f"CREATE INDEX [{name}] ON [{table.name}] ({cols})")
+        conn.execute(
+            f"CREATE INDEX [{index_name(table.name, index)}] ON [{table.name}] "
+            f"({index_columns(index)})"
+        )
 
 
 def plain_schema(conn: sqlite3.Connection, indexes: bool) -> None:

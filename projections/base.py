@@ -184,11 +184,30 @@ class ForeignKey:
     other: str
 
 
+# An index column read newest first (`"started_at DESC"`): an index in the order of a
+# page sorted descending whose ties Datasette breaks by the key ascending.
+DESCENDING = " DESC"
+
+
+def index_name(table: str, columns: tuple[str, ...]) -> str:
+    """`idx_TABLE_COLUMN_COLUMN`: a column's order is not part of the name."""
+    return f"idx_{table}_{'_'.join(c.removesuffix(DESCENDING) for c in columns)}"
+
+
+def index_columns(columns: tuple[str, ...]) -> str:
+    """The columns of an index as CREATE INDEX lists them, each with its order."""
+    return ", ".join(
+        f"[{c.removesuffix(DESCENDING)}]{DESCENDING if c.endswith(DESCENDING) else ''}"
+        for c in columns
+    )
+
+
 @dataclass(frozen=True)
 class Table:
     name: str
     columns: dict[str, type]
     pk: tuple[str, ...] = ()
+    # Column names, each possibly ending in DESCENDING.
     indexes: tuple[tuple[str, ...], ...] = ()
     # Those of `indexes` its folds look rows up by (`... WHERE benchmark = ?`): made
     # with the table. A table filled from empty (a rebuild, a first catch-up) gets the

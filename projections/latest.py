@@ -298,9 +298,17 @@ class LatestProjection(Projection):
             "candidates",
             CANDIDATE,
             pk=("run_id",),
-            # `status` and `agent`: facets of its page (`benchmark` reads the first).
-            indexes=(("benchmark", "agent"), ("run_key",), ("status",), ("agent",)),
-            lookups=(("benchmark", "agent"),),  # PENDING_BENCHMARK
+            # The facets of its page (status, benchmark, agent): one index led by each, then
+            # the page's key (its rows in order, and a next page's `run_id > ?`, which
+            # Datasette adds to its facets' counts), then the other facets, so that a page
+            # filtered by one facet counts the others from the index alone.
+            indexes=(
+                ("benchmark", "agent", "run_id", "status"),
+                ("run_key",),
+                ("status", "run_id", "benchmark", "agent"),
+                ("agent", "run_id", "benchmark", "status"),
+            ),
+            lookups=(("benchmark", "agent", "run_id", "status"),),  # PENDING_BENCHMARK
             generated=GENERATED,
         ),
         Table("latest", _beside_status(ROW, "selection"), **PICK),

@@ -25,6 +25,7 @@ from benchledger.domain.run import (
 from benchledger.domain.run_rules import stated_attempt, stated_versions
 from benchledger.projections import models, versions
 from benchledger.projections.base import (
+    DESCENDING,
     Change,
     Envelope,
     ForeignKey,
@@ -248,7 +249,10 @@ class RunsProjection(Projection):
                 ("signature",),
                 ("run_group_id",),
                 ("superseded_by",),
-                ("started_at",),
+                # The page's order, newest first, ties by run_id (Datasette's tie-break): a
+                # next page (`_next=`) reads its 50 rows in order rather than sorting every
+                # run before them.
+                ("started_at" + DESCENDING, "run_id"),
                 # Each facet of the runs page, filtered on, and its rows newest first
                 # (the page's order): a page that reads 50 rows whatever the ledger's size.
                 ("benchmark", "started_at"),
@@ -257,6 +261,9 @@ class RunsProjection(Projection):
                 ("model_id", "started_at"),
                 ("status", "started_at"),
                 ("account", "started_at"),
+                # The dashboard's unit filter lists units by skipping through it, and its
+                # score chart reads a unit's newest runs.
+                ("unit", "started_at"),
             ),
             foreign_keys=(
                 ForeignKey("run_group_id", "run_groups", "run_group_id"),

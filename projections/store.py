@@ -28,6 +28,8 @@ from benchledger.projections.base import (
     Projection,
     Table,
     group_changes,
+    index_columns,
+    index_name,
 )
 from benchledger.projections.checkpointer import Checkpointer
 from benchledger.projections.versions import STATE_TABLE
@@ -299,8 +301,8 @@ class ReadModelStore:
     ) -> None:
         for columns in table.indexes if indexes is None else indexes:
             self.conn.execute(
-                f"CREATE INDEX IF NOT EXISTS [idx_{table.name}{suffix}_{'_'.join(columns)}] "
-                f"ON [{table.name}{suffix}] ({', '.join(f'[{c}]' for c in columns)})"
+                f"CREATE INDEX IF NOT EXISTS [{index_name(table.name + suffix, columns)}] "
+                f"ON [{table.name}{suffix}] ({index_columns(columns)})"
             )
 
     def index_filled(self, projection: Projection, suffix: str = "") -> None:
@@ -322,7 +324,7 @@ class ReadModelStore:
             self.conn.execute(f"DROP TABLE IF EXISTS [{table.name}]")
             self.conn.execute(f"ALTER TABLE [{table.name + suffix}] RENAME TO [{table.name}]")
             for columns in table.indexes:  # made for the settle: renamed with the table
-                name = f"idx_{table.name}{suffix}_{'_'.join(columns)}"
+                name = index_name(table.name + suffix, columns)
                 self.conn.execute(f"DROP INDEX IF EXISTS [{name}]")
             self._create_indexes(table)
 

@@ -12,14 +12,14 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
     "events": (3, ("events",)),
     "chain": (1, ("chain",)),
     "run_groups": (6, ("run_groups", "skips")),
-    "runs": (9, ("runs", "models")),
+    "runs": (10, ("runs", "models")),
     "cells": (3, ("cells",)),
     "campaigns": (2, ("campaigns", "run_fingerprints")),
     "trajectories": (2, ("turns",)),
     "benchmarks": (1, ("benchmarks", "high_scores")),
     "imports": (2, ("imports",)),
     "latest": (
-        16,
+        17,
         (
             "candidates",
             "latest",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import socket
 import sqlite3
 import threading
@@ -19,6 +20,7 @@ from typing import Any
 import yaml
 from datasette.app import Datasette
 from datasette.database import Database
+from datasette.utils import resolve_env_secrets
 
 from benchledger.adapters.publication import sql_guard
 from benchledger.adapters.store import ledger_file
@@ -235,6 +237,7 @@ class LedgerDatasette(Datasette):  # type: ignore[misc]
         self.visitor_executor = ThreadPoolExecutor(
             max_workers=VISITOR_SQL_THREADS, thread_name_prefix="visitor-sql"
         )
+        self._plugins_by_place: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     async def permission_allowed(self, *args: Any, **kwargs: Any) -> Any:
         with _flag(_INTROSPECTING):
@@ -243,6 +246,26 @@ class LedgerDatasette(Datasette):  # type: ignore[misc]
     async def _refresh_schemas(self) -> None:
         with _flag(_INTROSPECTING):
             await super()._refresh_schemas()
+
+    def plugin_config(
+        self,
+        plugin_name: str,
+        database: str | None = None,
+        table: str | None = None,
+        fallback: bool = True,
+    ) -> Any:
+        # Asked for every cell of a page (datasette-render-markdown's render_cell: 3,000
+        # on a page of runs), and each ask merges the whole metadata: the merged plugins
+        # are kept per place, and each caller still gets its own copy of its config
+        # (datasette-dashboards fills in the one it is given).
+        key = (database, table, fallback, id(self._metadata_local))
+        plugins = self._plugins_by_place.get(key)
+        if plugins is None:
+            plugins = self._plugins_by_place[key] = (
+                self.metadata("plugins", database=database, table=table, fallback=fallback) or {}
+            )
+        config = plugins.get(plugin_name)
+        return resolve_env_secrets(config, os.environ) if config is not None else None
 
     def _connected_databases(self) -> list[dict[str, Any]]:
         return [

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from markupsafe import Markup
 
@@ -126,10 +127,18 @@ def is_row_page(path: str) -> bool:
     return len(parts) == 3 and parts[0] != "-" and "." not in parts[2]
 
 
+# Per served Datasette: render_cell asks for every text cell of a page.
+_MARKDOWN_COLUMNS: WeakKeyDictionary[Any, frozenset[str]] = WeakKeyDictionary()
+
+
 def markdown_columns(datasette: Any) -> frozenset[str]:
-    """The columns datasette-render-markdown renders (metadata.yml's `plugins:`)."""
-    config = datasette.plugin_config("datasette-render-markdown") or {}
-    return frozenset(config.get("columns") or ())
+    """The columns datasette-render-markdown renders (metadata.yml's `plugins:`), read
+    once per Datasette."""
+    columns = _MARKDOWN_COLUMNS.get(datasette)
+    if columns is None:
+        config = datasette.plugin_config("datasette-render-markdown") or {}
+        columns = _MARKDOWN_COLUMNS[datasette] = frozenset(config.get("columns") or ())
+    return columns
 
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]

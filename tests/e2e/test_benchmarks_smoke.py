@@ -45,14 +45,15 @@ class TestBenchmarkScripts:
         out = run_script(
             "datasette_pages.py", "--sizes", "200,400", "--run-size", "100", "--repeat", "1"
         )
+        # Name, then wall ms per size and its ratio, CPU ms per size and its ratio.
         rows = {
             m[1]: m[2]
-            for m in re.finditer(
-                r"^(\S+(?: \S+)?) +[0-9.]+ +[0-9.]+ +[0-9.]+ +(yes|NO)$", out, re.M
-            )
+            for m in re.finditer(r"^(\S+(?: \S+)*?) +(?:[0-9.]+ +){6} (yes|NO)$", out, re.M)
         }
         pages = ("index", "runs", "cells", "runs?status=", "runs/<run_id>", "query search")
-        for page in (*pages, "dashboard ledger", "chart score-over-time"):
+        dashboard = ("dashboards", "dashboard ledger", "dashboard ledger?model=")
+        charts = ("chart score-over-time", "chart score-over-time?unit=", "chart page matrix")
+        for page in (*pages, "models page", "cells next page", *dashboard, *charts):
             assert page in rows, page
         assert "query run_history" in rows and "events" in rows
         assert re.search(r"^[0-9]+ of [0-9]+ pages met the goal", out, re.M)

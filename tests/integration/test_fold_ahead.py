@@ -20,6 +20,7 @@ from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain.errors import LedgerError
 from benchledger.domain.run import RunImported
+from benchledger.projections.base import DESCENDING
 from benchledger.projections.events import EventsProjection
 from benchledger.projections.registry import all_projections
 from benchledger.projections.runs import RunsProjection
@@ -197,7 +198,12 @@ class TestFoldedAhead:
             services.runner.rebuild()
         assert made[len(all_projections()) :] == [REBUILD_SUFFIX] * len(all_projections())
         assert (with_rowids(db), indexes(db)) == first
-        declared = {(t.name, c) for p in all_projections() for t in p.tables for c in t.indexes}
+        declared = {
+            (t.name, tuple(c.removesuffix(DESCENDING) for c in columns))
+            for p in all_projections()
+            for t in p.tables
+            for columns in t.indexes
+        }
         assert {(table, tuple(columns)) for _, table, columns in first[1]} >= declared
 
     def test_a_catch_up_folded_ahead_writes_what_an_in_process_one_writes(

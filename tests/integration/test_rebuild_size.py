@@ -107,8 +107,12 @@ def test_a_rebuild_settles_on_indexed_tables_and_leaves_only_the_live_indexes(
     [candidates] = [t for t in LatestProjection.tables if t.name == "candidates"]
     indexed = {f"idx_candidates__rebuild_{'_'.join(c)}" for c in candidates.indexes}
     assert seen["candidates__rebuild"] == indexed
-    assert {"idx_candidates__rebuild_benchmark_agent", "idx_candidates__rebuild_run_key"} <= indexed
+    lookup, by_key = (
+        "idx_candidates__rebuild_benchmark_agent_run_id_status",
+        "idx_candidates__rebuild_run_key",
+    )
+    assert {lookup, by_key} <= indexed
     with sqlite3.connect(db) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert not [n for n in names if "__rebuild" in n]
-    assert {"idx_candidates_benchmark_agent", "idx_candidates_run_key"} <= names
+    assert {"idx_candidates_benchmark_agent_run_id_status", "idx_candidates_run_key"} <= names
