@@ -299,6 +299,7 @@ class _RunRow(NamedTuple):
             return None
         rest: dict[str, Any] = {}
         kept: dict[str, Any] | None = {}
+        value: Any
         for key, i, field in sorted_rest:
             if i is None:
                 if not isinstance(token_metrics, dict):

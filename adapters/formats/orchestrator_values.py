@@ -14,7 +14,7 @@ import marshal
 import sqlite3
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from benchledger.adapters.formats import limits
 from benchledger.domain.errors import InputFormatError, InputLimitError
@@ -116,13 +116,13 @@ def within(values: Sequence[Any], longest: int) -> bool:
     text longer than `longest`, told in C: their marshalled form, which writes each
     distinct text at least once and at least a byte per character, is no longer. False
     only means: look at each value."""
-    return bytes not in map(type, values) and len(marshal.dumps(values)) <= longest
+    return bytes not in map(type, values) and len(marshal.dumps(cast(Any, values))) <= longest
 
 
 def rows_within(rows: Sequence[Sequence[Any]], longest: int) -> bool:
     """`within` for many rows at once (a run's trajectory rows)."""
     return bytes not in map(type, chain.from_iterable(rows)) and (
-        len(marshal.dumps(rows)) <= longest
+        len(marshal.dumps(cast(Any, rows))) <= longest
     )
 
 
