@@ -755,6 +755,18 @@ class Result:
         return self.first_import.rss
 
 
+# benchledger's default limit on an imported file's size; a larger database (about
+# 200,000 rows) is imported with the limit raised to its size.
+FILE_SIZE_LIMIT = 512 * 2**20
+
+
+def import_args(ledger: Path, source: Path) -> list[str]:
+    """`benchledger import` of `source` into `ledger`, its report as JSON."""
+    size = db_bytes(source)
+    raised = ["--limit", f"file-size={size}"] if size > FILE_SIZE_LIMIT else []
+    return ["--db", str(ledger), "import", str(source), *raised, "--json"]
+
+
 def import_report(text: str) -> tuple[list[str], int]:
     reports = json.loads(text)
     return [r["state"] for r in reports], sum(r.get("new_runs", 0) for r in reports)
@@ -766,7 +778,7 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     source = folder / "orchestrator.sqlite"
     built = build_db(source, rows, turns_per_run)
     ledger = folder / "ledger.db"
-    args = ["--db", str(ledger), "import", str(source), "--json"]
+    args = import_args(ledger, source)
     first = child_usage(args)
     states, new_runs = import_report(first.text)
     if states != ["imported"]:
@@ -782,7 +794,7 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     grown = grown_copy(source, grown_path, built, max(1, rows // 100), turns_per_run)
     later = folder / "ledger-grown.db"  # a copy: the ledger above stays as the re-import left it
     copy_with_wal(ledger, later)
-    grown_import = child_usage(["--db", str(later), "import", str(grown_path), "--json"])
+    grown_import = child_usage(import_args(later, grown_path))
     grown_states, grown_new = import_report(grown_import.text)
     if grown_states != ["imported"]:
         raise SystemExit(f"benchledger import {grown_path}: {grown_states}")
@@ -991,7 +1003,7 @@ def main() -> None:
 def fresh_import(source: Path, i: int) -> Usage:
     """What `benchledger import` of `source` into a new ledger (then removed) took."""
     ledger = source.with_name(f"repeat-{i}.db")
-    usage = child_usage(["--db", str(ledger), "import", str(source), "--json"])
+    usage = child_usage(import_args(ledger, source))
     states, _ = import_report(usage.text)
     if states != ["imported"]:
         raise SystemExit(f"benchledger import {source}: {states}")

@@ -108,7 +108,7 @@ class TestBenchmarkScripts:
             )
             assert len(json.loads(events.stdout)) == int(before.replace(",", ""))
 
-    def test_orchestrator_import_compares_medians_of_interleaved_runs(self) -> None:
+    def test_orchestrator_import_compares_medians_of_interleaved_runs(self, tmp_path: Path) -> None:
         sys.path.insert(0, str(BENCHMARKS))
         try:
             spec = importlib.util.spec_from_file_location(
@@ -133,6 +133,19 @@ class TestBenchmarkScripts:
         assert "medians of 3 interleaved pairs; wall s: import 9.00, 30.00, 10.00" in line
         assert "ratios by pair: wall 0.45, 1.50, 0.40, CPU 0.34, 1.12, 0.30" in line
         assert line.endswith("(goals: wall <= 0.50x: met, CPU <= 1.00x: met)")
+        # A database past the default file-size limit (200,000 rows) is imported with
+        # the limit raised to its size; a smaller one as it is.
+        small, big = tmp_path / "small.sqlite", tmp_path / "big.sqlite"
+        small.write_bytes(b"x")
+        with big.open("wb") as f:
+            f.truncate(600 * 2**20)  # sparse: nothing written
+        assert module.import_args(tmp_path / "l.db", small)[3:] == [str(small), "--json"]
+        assert module.import_args(tmp_path / "l.db", big)[3:] == [
+            str(big),
+            "--limit",
+            f"file-size={600 * 2**20}",
+            "--json",
+        ]
         assert module.peer_line(10, took(2.0), took(1.0)).endswith(
             "import/export: wall 2.00x, CPU 2.00x "
             "(goals: wall <= 0.50x: NOT met, CPU <= 1.00x: NOT met)"
