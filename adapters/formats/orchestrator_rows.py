@@ -335,7 +335,8 @@ def _run(
     check = signature_check(row)
     if check != "unverifiable":
         provenance["signature_check"] = check
-    stated_columns = _stated_columns(row, kind, columns)
+    moments = {"started_at": _when(row.started_at), "ended_at": _when(row.ended_at)}
+    stated_columns = _stated_columns(row, kind, columns, moments)
     if stated_columns:
         provenance["source_columns"] = stated_columns
     if status is RunStatus.RECOVERED:
@@ -362,8 +363,7 @@ def _run(
         stated["higher_is_better"] = row.higher_is_better
     if row.extra_config is not None:
         stated["config"] = canonical(row.extra_config)
-    for name in ("started_at", "ended_at"):
-        moment = _when(getattr(row, name))
+    for name, moment in moments.items():
         if moment is not None:
             stated[name] = moment
         elif getattr(row, name):
@@ -443,7 +443,10 @@ def _columns(columns: dict[str, Any], kept: dict[str, Any] | None = None) -> dic
 
 
 def _stated_columns(
-    row: Row, kind: Kind, kept: dict[str, Any] | None = None
+    row: Row,
+    kind: Kind,
+    kept: dict[str, Any] | None = None,
+    moments: dict[str, datetime | None] | None = None,
 ) -> dict[str, Any] | None:
     """`source_columns`: the row's other columns as stated (`_columns`), and what the
     ledger's header would read differently from the source (see the module docstring):
@@ -462,7 +465,7 @@ def _stated_columns(
         out["higher_is_better"] = None
     for name in ("started_at", "ended_at"):
         text = getattr(row, name)
-        moment = _when(text)
+        moment = _when(text) if moments is None else moments[name]
         if moment is not None and _iso(moment) != text:
             out[name] = text
     return out or None

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from benchledger.adapters.formats import limits
 from benchledger.adapters.formats.common import identity, loads_all
 from benchledger.adapters.formats.common import read_json as load_json
 from benchledger.adapters.formats.orchestrator_facts import canonical
@@ -25,6 +26,7 @@ from benchledger.adapters.formats.orchestrator_values import (
     Query,
     bound,
     check_kept_as_is,
+    rows_within,
     too_big,
 )
 from benchledger.domain.errors import InputFormatError
@@ -121,8 +123,9 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
     names, values, turn_names, turn_rows = unit
     run_id = values[names.index("run_id")] if "run_id" in names else None
     check_kept_as_is(name, "benchmark_runs", names, values, run_id)
-    for turn in turn_rows or ():
-        check_kept_as_is(name, "benchmark_run_trajectories", turn_names or (), turn, run_id)
+    if turn_rows and not rows_within(turn_rows, limits.current().string_length):
+        for turn in turn_rows:
+            check_kept_as_is(name, "benchmark_run_trajectories", turn_names or (), turn, run_id)
     row, columns = _RunRow(_run_columns(names), values).row(name)
     record = read_row(name, row, "benchmark_runs.", "database", columns=columns)
     if isinstance(record, RunRecord) and turn_names is not None and turn_rows:
@@ -296,6 +299,7 @@ class _RunRow(NamedTuple):
             return None
         rest: dict[str, Any] = {}
         kept: dict[str, Any] | None = {}
+        value: Any
         for key, i, field in sorted_rest:
             if i is None:
                 if not isinstance(token_metrics, dict):
@@ -310,6 +314,10 @@ class _RunRow(NamedTuple):
             rest[key] = value
             if value is None or kept is None:
                 continue  # a NULL column states nothing
+            kind = type(value)
+            if kind is int or kind is float or (kind is str and value.isascii()):
+                kept[key] = value  # what `canonical` gives a plain number or ASCII text
+                continue
             try:
                 kept[key] = canonical(value)
             except UnicodeEncodeError:

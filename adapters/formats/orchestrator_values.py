@@ -10,9 +10,11 @@ a blob by its bytes.
 
 from __future__ import annotations
 
+import marshal
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from itertools import chain
+from typing import Any, NamedTuple, cast
 
 from benchledger.adapters.formats import limits
 from benchledger.domain.errors import InputFormatError, InputLimitError
@@ -92,21 +94,68 @@ def check_kept_as_is(
     """Refuse a text or blob of a column kept as it is (not `*_json`) past the
     string-length limit, naming the row by `key` (its id) and the column."""
     longest = limits.current().string_length
-    for name, value in zip(names, values, strict=True):
+    if within(values, longest):
+        return
+    for i in _kept_places(tuple(names)):
+        value = values[i]
         kind = type(value)
-        if kind is bytes and not name.endswith("_json") and not _utf8(value):
-            # Kept as the text it spells; one that spells none cannot be written.
-            raise InputFormatError(
-                path,
-                f"{_about(table, key)}a blob that is not UTF-8 text; a column is kept as text",
-                field=f"{table}.{name}",
-            )
-        if (kind is str or kind is bytes) and len(value) > longest and not name.endswith("_json"):
-            what = f"a blob of {len(value)} bytes" if kind is bytes else None
-            what = what or f"a string of {len(value)} characters"
-            raise limits.exceeded(
-                path, _about(table, key) + what, "string_length", field=f"{table}.{name}"
-            )
+        if kind is str:
+            if len(value) > longest:
+                raise limits.exceeded(
+                    path,
+                    f"{_about(table, key)}a string of {len(value)} characters",
+                    "string_length",
+                    field=f"{table}.{names[i]}",
+                )
+        elif kind is bytes:
+            _check_blob(path, table, names[i], value, key, longest)
+
+
+def within(values: Sequence[Any], longest: int) -> bool:
+    """Whether `values` (a row's, as the database hands them) surely hold no blob and no
+    text longer than `longest`, told in C: their marshalled form, which writes each
+    distinct text at least once and at least a byte per character, is no longer. False
+    only means: look at each value."""
+    return bytes not in map(type, values) and len(marshal.dumps(cast(Any, values))) <= longest
+
+
+def rows_within(rows: Sequence[Sequence[Any]], longest: int) -> bool:
+    """`within` for many rows at once (a run's trajectory rows)."""
+    return bytes not in map(type, chain.from_iterable(rows)) and (
+        len(marshal.dumps(cast(Any, rows))) <= longest
+    )
+
+
+def _check_blob(path: str, table: str, name: str, value: bytes, key: Any, longest: int) -> None:
+    if not _utf8(value):
+        # Kept as the text it spells; one that spells none cannot be written.
+        raise InputFormatError(
+            path,
+            f"{_about(table, key)}a blob that is not UTF-8 text; a column is kept as text",
+            field=f"{table}.{name}",
+        )
+    if len(value) > longest:
+        raise limits.exceeded(
+            path,
+            f"{_about(table, key)}a blob of {len(value)} bytes",
+            "string_length",
+            field=f"{table}.{name}",
+        )
+
+
+# The places of the columns kept as they are (not `*_json`), per query's column names:
+# worked out once per distinct list of names, not once per row (a file's rows share one).
+_KEPT_PLACES: dict[tuple[str, ...], tuple[int, ...]] = {}
+
+
+def _kept_places(names: tuple[str, ...]) -> tuple[int, ...]:
+    places = _KEPT_PLACES.get(names)
+    if places is None:
+        if len(_KEPT_PLACES) > 64:
+            _KEPT_PLACES.clear()
+        places = tuple(i for i, name in enumerate(names) if not name.endswith("_json"))
+        _KEPT_PLACES[names] = places
+    return places
 
 
 def _about(table: str, key: Any) -> str:

@@ -109,7 +109,7 @@ class TestBenchmarkScripts:
             )
             assert len(json.loads(events.stdout)) == int(before.replace(",", ""))
 
-    def test_orchestrator_import_compares_medians_of_interleaved_runs(self) -> None:
+    def test_orchestrator_import_compares_medians_of_interleaved_runs(self, tmp_path: Path) -> None:
         sys.path.insert(0, str(BENCHMARKS))
         try:
             spec = importlib.util.spec_from_file_location(
@@ -123,17 +123,33 @@ class TestBenchmarkScripts:
             sys.path.remove(str(BENCHMARKS))
             sys.modules.pop("orchestrator_import", None)
 
-        def took(*walls: float) -> list[object]:
-            return [module.Usage(w, 10.0, w * 1.5, "") for w in walls]
+        def took(*walls: float, cpu: float = 1.5) -> list[object]:
+            return [module.Usage(w, 10.0, w * cpu, "") for w in walls]
 
-        # One slow import of three does not decide, nor one fast export.
-        line = module.peer_line(50_000, took(9.0, 30.0, 10.0), took(11.0, 12.0, 2.0))
-        assert "11.00 s; benchledger import 10.00 s = 0.91 of it" in line
-        assert "medians of 3 interleaved runs: import 9.00, 30.00, 10.00" in line
-        assert "CPU s: import 15.00, export 16.50" in line
-        assert line.endswith("(goal: below 1.00: met)")
+        # Compared pair by pair: one slow import of three does not decide, nor one fast
+        # export; the CPU ratio is the import's CPU (all its processes) to the export's.
+        line = module.peer_line(50_000, took(9.0, 30.0, 10.0), took(20.0, 20.0, 25.0, cpu=2.0))
+        assert "wall 20.00 s, CPU 40.00 s; benchledger import wall 10.00 s, CPU 15.00 s" in line
+        assert "import/export: wall 0.45x, CPU 0.34x" in line
+        assert "medians of 3 interleaved pairs; wall s: import 9.00, 30.00, 10.00" in line
+        assert "ratios by pair: wall 0.45, 1.50, 0.40, CPU 0.34, 1.12, 0.30" in line
+        assert line.endswith("(goals: wall <= 0.50x: met, CPU <= 1.00x: met)")
+        # A database past the default file-size limit (200,000 rows) is imported with
+        # the limit raised to its size; a smaller one as it is.
+        small, big = tmp_path / "small.sqlite", tmp_path / "big.sqlite"
+        small.write_bytes(b"x")
+        with big.open("wb") as f:
+            f.truncate(600 * 2**20)  # sparse: nothing written
+        assert module.import_args(tmp_path / "l.db", small)[3:] == [str(small), "--json"]
+        assert module.import_args(tmp_path / "l.db", big)[3:] == [
+            str(big),
+            "--limit",
+            f"file-size={600 * 2**20}",
+            "--json",
+        ]
         assert module.peer_line(10, took(2.0), took(1.0)).endswith(
-            "= 2.00 of it; CPU s: import 3.00, export 1.50 (goal: below 1.00: NOT met)"
+            "import/export: wall 2.00x, CPU 2.00x "
+            "(goals: wall <= 0.50x: NOT met, CPU <= 1.00x: NOT met)"
         )
 
     @pytest.mark.skipif(
@@ -146,7 +162,7 @@ class TestBenchmarkScripts:
             "orchestrator_import.py", "--sizes", "200", "--orchestrator", checkout, "--repeat", "2"
         )
         assert "PEER orchestrator export-viewer-data at 200 rows" in out
-        assert "medians of 2 interleaved runs" in out
+        assert "medians of 2 interleaved pairs" in out and "CPU" in out
 
     @pytest.mark.slow
     @pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="MLflow absent")
