@@ -181,12 +181,14 @@ def _runtime(
     """Probe the runtime gates of the registry's benchmarks: those --benchmarks names (else
     all) within the filters; for readiness (`in_scope`), those of the publication's scope,
     and none when there is no registry file."""
-    from benchledger.adapters.execution.registry import DEFAULT_REGISTRY, load_registry, split_ids
-    from benchledger.adapters.execution.runtime import Probe
+    from benchledger.adapters.execution import DEFAULT_REGISTRY
 
     path = registry_path or Path(DEFAULT_REGISTRY)
     if in_scope is not None and not path.is_file():
         return [], {"not checked": f"no registry {path}"}
+    from benchledger.adapters.execution.registry import load_registry, split_ids
+    from benchledger.adapters.execution.runtime import Probe
+
     registry = load_registry(path)
     ids = split_ids(list(benchmark_lists))
     specs = registry.select(ids) if ids else list(registry.benchmarks.values())
