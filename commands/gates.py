@@ -181,7 +181,7 @@ def _runtime(
     """Probe the runtime gates of the registry's benchmarks: those --benchmarks names (else
     all) within the filters; for readiness (`in_scope`), those of the publication's scope,
     and none when there is no registry file."""
-    from benchledger.adapters.execution import DEFAULT_REGISTRY
+    from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 
     path = registry_path or Path(DEFAULT_REGISTRY)
     if in_scope is not None and not path.is_file():

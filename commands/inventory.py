@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchledger.adapters.execution import DEFAULT_MODEL, DEFAULT_PROVIDER
+from benchledger.adapters.execution.defaults import DEFAULT_MODEL, DEFAULT_PROVIDER
 from benchledger.commands.output import emit, output_options, stderr
 from benchledger.commands.work import plan, registry_option
 from benchledger.domain.matrix import CANONICAL_HARNESSES

@@ -14,7 +14,7 @@ from uuid import UUID
 
 import click
 
-from benchledger.adapters.execution import DEFAULT_REGISTRY
+from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.output import stderr
 from benchledger.domain.matrix import CANONICAL_HARNESSES

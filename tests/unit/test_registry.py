@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import benchledger.adapters.execution.registry as registry_module
-from benchledger.adapters.execution import DEFAULT_REGISTRY
+from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 from benchledger.adapters.execution.registry import (
     BenchmarkSpec,
     Gap,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import benchledger.adapters.execution.versions as versions_module
-from benchledger.adapters.execution import DEFAULT_REGISTRY
+from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 from benchledger.adapters.execution.registry import inventory, load_registry
 from benchledger.adapters.execution.versions import (
     MAX_CHARS,
