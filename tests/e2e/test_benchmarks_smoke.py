@@ -33,6 +33,13 @@ class TestBenchmarkScripts:
         assert re.search(r"paired_stats, clustered +[0-9.]+ s +[0-9,]+ cells/s", out)
         assert "RATIO benchledger/plain" in out and "bootstrap mean" in out
 
+    def test_startup_prints_help_reads_and_gates_against_their_goals(self) -> None:
+        out = run_script("startup.py", "--repeat", "1", "--demo", "--commands", "runs,gate")
+        for case in ("runs --help", "gate --help", "latest (reads ledger)", "matrix (reads"):
+            assert re.search(rf"^  {re.escape(case)}.*goal <= ", out, re.M), case
+        assert re.search(r"^  gate readiness \(reads ledger\).*goal <= 0.3s CPU", out, re.M)
+        assert re.search(r"^[0-9]+ of [0-9]+ goals met$", out, re.M)
+
     def test_ingest_prints_its_ratio_against_the_plain_importer(self) -> None:
         out = run_script("ingest.py", "--cells", "600", "--run-size", "200", "--repeat", "1")
         assert "RATIO benchledger/plain" in out
