@@ -11,8 +11,6 @@ from typing import Any
 import click
 
 from benchledger.adapters.publication import gates as checks
-from benchledger.adapters.publication import review_check
-from benchledger.adapters.publication.latest_dir import load as read_latest_dir
 from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
@@ -79,6 +77,8 @@ def evaluate(
     params: dict[str, Any] = {"include": include, "exclude": exclude, "as_of": as_of}
     extra: list[checks.Finding] = []
     if latest_dir is not None:
+        from benchledger.adapters.publication.latest_dir import load as read_latest_dir
+
         position, head = _head(ctx, dry_run)
         seen = read_latest_dir(latest_dir, include, exclude, position=position, head_sha256=head)
         pub, extra = seen.publication, list(seen.findings)
@@ -502,6 +502,8 @@ def verify_review(ctx: LedgerContext, directory: Path, as_json: bool) -> None:
     Example:
         benchledger verify-review review/
     """
+    from benchledger.adapters.publication import review_check
+
     result = review_check.verify(ctx.queries().conn, directory)
     changes = result["changes"]
     if as_json:

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from benchledger.adapters.execution.runtime import Missing
 from benchledger.adapters.publication import code_agent_contract
 from benchledger.adapters.publication.gate_comparability import comparability, compared_benchmarks
 from benchledger.adapters.publication.gate_findings import Finding, clip, counts, finite, named
@@ -28,6 +27,7 @@ from benchledger.adapters.publication.publication import Publication
 from benchledger.domain.publication import CALIBRATION_EXPECTED
 
 if TYPE_CHECKING:
+    from benchledger.adapters.execution.runtime import Missing
     from benchledger.domain.ledger import Ledger
 
 __all__ = [
