@@ -157,8 +157,12 @@ class TestBenchmarkScripts:
     @pytest.mark.slow
     @pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="MLflow absent")
     def test_mlflow_peer_prints_both_ratios(self) -> None:
-        out = run_script("mlflow_peer.py", "--workload", "2x10")
-        assert out.count("RATIO MLflow/benchledger") == 2
+        out = run_script("mlflow_peer.py", "--workload", "2x10", "--latest-repeat", "1")
+        assert out.count("RATIO MLflow/benchledger CPU") == 4
+        for line in ("import, MLflow cells as metrics", "import, MLflow cells as table"):
+            assert line in out
+        for way in ("in one process", "whole process"):
+            assert f"latest per (benchmark, agent), {way}:" in out
 
     def test_mlflow_peer_without_mlflow_says_how_to_install_it_and_exits_0(self) -> None:
         code = (
