@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import chdir, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -189,10 +189,12 @@ class MlflowStore:
 def mlflow_side(
     work: Path, runs: list[dict[str, Any]], variant: str, outcomes: bool = True
 ) -> MlflowStore:
+    import mlflow
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
     uri = f"sqlite:///{work / 'mlflow.db'}"
+    mlflow.set_tracking_uri(uri)
     client = MlflowClient(uri)  # creating the store (schema, migrations) is not timed
     experiment = client.create_experiment(
         f"peer-{variant}", artifact_location=(work / "artifacts").as_uri()
@@ -360,18 +362,20 @@ def main() -> None:
             latest: dict[str, dict[str, list[Spent]]] = {}
             for index in range(args.repeat):
                 work = Path(tempfile.mkdtemp(prefix="benchledger-peer-"))
+                # MLflow's SQLite store makes ./mlruns wherever it is opened: there, in work.
                 try:
-                    db, spent, start, t_plain = benchledger_import(work, runs)
-                    store = mlflow_side(work, runs, variant, not args.score_only)
-                    ours.append(spent)
-                    starts.append(start)
-                    plain.append(t_plain)
-                    theirs.append(store.logged)
-                    if variant == "table" and index == args.repeat - 1:
-                        latest = latest_pairs(db, store, groups, args.latest_repeat)
-                    elif variant == "metrics" and index == args.repeat - 1:
-                        with in_process() as search:
-                            mlflow_latest(store.uri, store.experiment, groups)
+                    with chdir(work):
+                        db, spent, start, t_plain = benchledger_import(work, runs)
+                        store = mlflow_side(work, runs, variant, not args.score_only)
+                        ours.append(spent)
+                        starts.append(start)
+                        plain.append(t_plain)
+                        theirs.append(store.logged)
+                        if variant == "table" and index == args.repeat - 1:
+                            latest = latest_pairs(db, store, groups, args.latest_repeat)
+                        elif variant == "metrics" and index == args.repeat - 1:
+                            with in_process() as search:
+                                mlflow_latest(store.uri, store.experiment, groups)
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
             report_import(variant, ours, theirs, starts, plain)
