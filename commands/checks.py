@@ -6,13 +6,10 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from benchledger.adapters import formats
-from benchledger.adapters.execution import preflight as checks
-from benchledger.adapters.execution.registry import load_registry
 from benchledger.adapters.publication import artifacts
 from benchledger.commands.context import LedgerContext
 from benchledger.commands.gates import json_option
@@ -20,6 +17,9 @@ from benchledger.commands.output import printable, stderr
 from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, plan, registry_option, selection_options
 from benchledger.domain.errors import InputFormatError, NotFoundError
+
+if TYPE_CHECKING:
+    from benchledger.adapters.execution import preflight as checks
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -44,6 +44,9 @@ def run_preflight(
 ) -> tuple[checks.Preflight, Work | None]:
     """Preflight of the selected work; an unreadable registry or unknown selection is
     a blocker it reports, not an error."""
+    from benchledger.adapters import formats
+    from benchledger.adapters.execution import preflight as checks
+
     try:
         work = plan(**work_options, **run_options)
     except (InputFormatError, NotFoundError) as e:
@@ -88,6 +91,8 @@ def results_root_of(registry_path: Path, results_root: Path | None) -> Path:
     if results_root is not None:
         return results_root
     if registry_path.is_file():
+        from benchledger.adapters.execution.registry import load_registry
+
         return load_registry(registry_path).results_root
     return Path("results")
 
@@ -126,6 +131,8 @@ def preflight(out_dir: Path, as_json: bool, **work_options: Any) -> None:
         benchledger preflight --benchmarks bfcl,gaia --agent codex --model gpt-5.5 \\
             --accounts 2 --out review/codex
     """
+    from benchledger.adapters.execution import preflight as checks
+
     report, work = run_preflight(work_options, out_dir)
     written = checks.write(report, out_dir)
     if as_json:

@@ -7,11 +7,10 @@ import json
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from benchledger.adapters.execution.runner import BenchmarkOutcome
 from benchledger.adapters.publication import compare as comparisons
 from benchledger.adapters.publication import executed_compare as executed
 from benchledger.adapters.publication.compare import Method, Side
@@ -23,7 +22,10 @@ from benchledger.commands.output import table as output_table
 from benchledger.commands.paths import writes_paths
 from benchledger.commands.work import Work, execute, mode_of, plan, registry_option
 from benchledger.domain.comparison_stats import Bootstrap
-from benchledger.domain.signature import Mode
+
+if TYPE_CHECKING:
+    from benchledger.adapters.execution.runner import BenchmarkOutcome
+    from benchledger.domain.signature import Mode
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -11,8 +11,6 @@ from typing import Any
 import click
 
 from benchledger.adapters.publication import gates as checks
-from benchledger.adapters.publication import review_check
-from benchledger.adapters.publication.latest_dir import load as read_latest_dir
 from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
@@ -79,6 +77,8 @@ def evaluate(
     params: dict[str, Any] = {"include": include, "exclude": exclude, "as_of": as_of}
     extra: list[checks.Finding] = []
     if latest_dir is not None:
+        from benchledger.adapters.publication.latest_dir import load as read_latest_dir
+
         position, head = _head(ctx, dry_run)
         seen = read_latest_dir(latest_dir, include, exclude, position=position, head_sha256=head)
         pub, extra = seen.publication, list(seen.findings)
@@ -181,12 +181,14 @@ def _runtime(
     """Probe the runtime gates of the registry's benchmarks: those --benchmarks names (else
     all) within the filters; for readiness (`in_scope`), those of the publication's scope,
     and none when there is no registry file."""
-    from benchledger.adapters.execution.registry import DEFAULT_REGISTRY, load_registry, split_ids
-    from benchledger.adapters.execution.runtime import Probe
+    from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 
     path = registry_path or Path(DEFAULT_REGISTRY)
     if in_scope is not None and not path.is_file():
         return [], {"not checked": f"no registry {path}"}
+    from benchledger.adapters.execution.registry import load_registry, split_ids
+    from benchledger.adapters.execution.runtime import Probe
+
     registry = load_registry(path)
     ids = split_ids(list(benchmark_lists))
     specs = registry.select(ids) if ids else list(registry.benchmarks.values())
@@ -500,6 +502,8 @@ def verify_review(ctx: LedgerContext, directory: Path, as_json: bool) -> None:
     Example:
         benchledger verify-review review/
     """
+    from benchledger.adapters.publication import review_check
+
     result = review_check.verify(ctx.queries().conn, directory)
     changes = result["changes"]
     if as_json:

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import click
 
-from benchledger.adapters import formats
-from benchledger.adapters.execution import checklist, dry_run
-from benchledger.adapters.execution.registry import load_registry
+from benchledger.adapters.execution.defaults import DEFAULT_MODEL, DEFAULT_PROVIDER
 from benchledger.commands.output import emit, output_options, stderr
 from benchledger.commands.work import plan, registry_option
 from benchledger.domain.matrix import CANONICAL_HARNESSES
@@ -55,6 +53,10 @@ def inventory(
     """
     if fmt and report_format:
         raise click.UsageError(f"--{fmt} lists the gaps; --format prints the checklist")
+    from benchledger.adapters import formats
+    from benchledger.adapters.execution import checklist
+    from benchledger.adapters.execution.registry import load_registry
+
     registry = load_registry(registry_path)
     report = checklist.checklist(registry, formats.NAMES, benchmarks_root)
     if fmt:
@@ -71,8 +73,8 @@ def inventory(
 
 @click.command(name="validate-matrix")
 @registry_option
-@click.option("--provider", help=f"Model provider (default {dry_run.DEFAULT_PROVIDER})")
-@click.option("--model", help=f"Model id (default {dry_run.DEFAULT_MODEL})")
+@click.option("--provider", help=f"Model provider (default {DEFAULT_PROVIDER})")
+@click.option("--model", help=f"Model id (default {DEFAULT_MODEL})")
 @click.option(
     "--model-profile",
     help="Profile supplying provider, model and extra, as for `run` (its --provider "
@@ -110,13 +112,15 @@ def validate_matrix(
         benchledger validate-matrix --model-profile gpt-5.5 --extra '{"limit": 2}' \\
             --format json
     """
+    from benchledger.adapters.execution import dry_run
+
     work = plan(
         registry_path,
         (),
         True,
         CANONICAL_HARNESSES[0],
-        provider or (None if model_profile else dry_run.DEFAULT_PROVIDER),
-        model or (None if model_profile else dry_run.DEFAULT_MODEL),
+        provider or (None if model_profile else DEFAULT_PROVIDER),
+        model or (None if model_profile else DEFAULT_MODEL),
         model_profile,
         extra,
         None,

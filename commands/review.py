@@ -6,13 +6,10 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from benchledger.adapters import formats
-from benchledger.adapters.execution import preflight as checks
-from benchledger.adapters.execution.registry import inventory, load_registry
 from benchledger.adapters.execution.runtime import Probe
 from benchledger.adapters.publication import artifacts, gates
 from benchledger.adapters.publication import review as packages
@@ -33,6 +30,9 @@ from benchledger.commands.paths import writes_paths
 from benchledger.commands.publish import benchmark_filters, split
 from benchledger.commands.selection import selection_option
 from benchledger.commands.work import Work, execute, mode_of, mode_options, selection_options
+
+if TYPE_CHECKING:
+    from benchledger.adapters.execution import preflight as checks
 
 # Each step's exit code when the chain stops there (`preflight` and `verify-artifacts`
 # exit with theirs on their own too).
@@ -179,6 +179,8 @@ def review(
         raise click.UsageError(
             "give --benchmarks A,B,... or --all, or --no-run to package what is recorded"
         )
+    from benchledger.adapters.execution import preflight as checks
+
     steps = Steps(as_json)
     report, work = run_preflight(
         work_options,
@@ -321,6 +323,10 @@ def _package_only(
     pub = load(ctx.queries(), scope.include, scope.exclude, selection)
     seen = artifacts.verify(Path.cwd(), generated)
     if registry_path.is_file():
+        from benchledger.adapters import formats
+        from benchledger.adapters.execution import preflight as checks
+        from benchledger.adapters.execution.registry import inventory, load_registry
+
         registry = load_registry(registry_path)
         inventory_seen = checks.inventory_seen(registry, inventory(registry, formats.NAMES))
     else:

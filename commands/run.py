@@ -8,8 +8,6 @@ from pathlib import Path
 
 import click
 
-from benchledger.adapters.execution.registry import load_registry
-from benchledger.adapters.execution.runner import register
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
 from benchledger.commands.paths import writes_paths
@@ -233,6 +231,9 @@ def benchmarks(ctx: LedgerContext, registry_path: Path, as_of: str | None, fmt: 
                 row["higher_is_better"] = bool(row["higher_is_better"])
         emit(recorded, fmt, empty="No benchmarks recorded then.")
         return
+    from benchledger.adapters.execution.registry import load_registry
+    from benchledger.adapters.execution.runner import register
+
     registry = load_registry(registry_path)
     if not ctx.read_only:  # a read-only ledger lists the registry without recording it
         register(ctx.services.ledger, list(registry.benchmarks.values()))

@@ -14,30 +14,19 @@ from uuid import UUID
 
 import click
 
-from benchledger.adapters.execution.accounts import AccountChoice, choose
-from benchledger.adapters.execution.profiles import find_profile
-from benchledger.adapters.execution.registry import (
-    DEFAULT_REGISTRY,
-    BenchmarkSpec,
-    Profile,
-    Registry,
-    load_registry,
-    split_ids,
-)
-from benchledger.adapters.execution.runner import (
-    BenchmarkOutcome,
-    Runner,
-    RunRequest,
-    WorkItem,
-    register,
-)
+from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.output import stderr
 from benchledger.domain.matrix import CANONICAL_HARNESSES
-from benchledger.domain.signature import Mode
 
+# The registry, the runner and what they load (pydantic, the event classes) are imported
+# where the work is planned or run: the options and every command's --help need none.
 if TYPE_CHECKING:
+    from benchledger.adapters.execution.accounts import AccountChoice
+    from benchledger.adapters.execution.registry import BenchmarkSpec, Profile, Registry
+    from benchledger.adapters.execution.runner import BenchmarkOutcome, RunRequest, WorkItem
     from benchledger.adapters.store.projection_runner import ProjectionRunner
+    from benchledger.domain.signature import Mode
 
 STALE_WITHOUT_LEASE = 6 * 3600.0
 
@@ -185,6 +174,10 @@ def plan(
     """The work the options select; accounts that cannot be used are left for the caller
     to refuse (`run`) or report (`preflight`). `agents` (or `all_agents`: each
     benchmark's compatible agents) makes it a cohort, one request per agent."""
+    from benchledger.adapters.execution.profiles import find_profile
+    from benchledger.adapters.execution.registry import split_ids
+    from benchledger.adapters.execution.runner import RunRequest
+
     listed = split_ids(list(agents))
     if agents and not listed:
         raise click.BadParameter("names no agent", param_hint="--agents")
@@ -259,11 +252,14 @@ def _accounts(
                 "in the registry, or name one with --account-pool"
             )
         return None
+    from benchledger.adapters.execution.accounts import choose
+
     return choose(pool, wanted)
 
 
 def execute(ctx: LedgerContext, work: Work, jobs: int = 1) -> tuple[str, list[BenchmarkOutcome]]:
     """Run the work as one run group; its label and each benchmark's outcome."""
+    from benchledger.adapters.execution.runner import Runner, register
     from benchledger.domain.secrets import mask_config
 
     services = ctx.services
@@ -344,6 +340,8 @@ def selection(
     adhoc_id: str | None,
     command: tuple[str, ...],
 ) -> tuple[Registry | None, list[BenchmarkSpec]]:
+    from benchledger.adapters.execution.registry import BenchmarkSpec, load_registry, split_ids
+
     if command:
         if not adhoc_id or benchmark_lists or run_all:
             raise click.UsageError("an ad hoc command takes --benchmark ID and nothing else")

@@ -3,7 +3,9 @@
 A side's cells are a mapping from cell key to value (a score, or 1/0 for passed/failed).
 Only keys both sides hold are paired; the rest are counted, never guessed. The methods
 and their references are in docs/statistics.md. numpy and scipy stay inside this module
-so the rest of the domain keeps its plain dependencies.
+so the rest of the domain keeps its plain dependencies, and they are imported by the
+functions that compute with them: scipy.stats alone costs most of a second, which a
+command that only names ALPHA or a Bootstrap choice (or prints its --help) never pays.
 
 Vectorised: one pass of numpy over the paired arrays, so 100,000 paired cells cost
 milliseconds (benchmarks/comparison_stats.py prints the throughput).
@@ -14,17 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-from numpy.typing import NDArray
-from scipy import stats as scipy_stats
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 Bootstrap = Literal["none", "mean", "median"]
 ALPHA = 0.05
 POWER = 0.8
-# z_{1-alpha/2} + z_{power}: the MDE multiplier of the standard two-sided power formula.
-MDE_MULTIPLIER = float(scipy_stats.norm.ppf(1 - ALPHA / 2) + scipy_stats.norm.ppf(POWER))
 # Bootstrap draws are made in blocks of at most this many multinomial counts, to bound memory.
 BLOCK_CELLS = 20_000_000
 
@@ -73,6 +74,8 @@ def paired_stats(
         raise ValueError(f"bootstrap must be none, mean or median, not {bootstrap!r}")
     if resamples < 1:
         raise ValueError("resamples must be at least 1")
+    import numpy as np
+
     keys = sorted(a.keys() & b.keys())
     n = len(keys)
     x = np.fromiter((a[k] for k in keys), dtype=np.float64, count=n)
@@ -122,6 +125,8 @@ def _cluster_ids(keys: list[str], clusters: Mapping[str, str] | None) -> NDArray
     """Dense cluster numbers per paired key, or None when no paired key has a cluster."""
     if not clusters or not any(k in clusters for k in keys):
         return None
+    import numpy as np
+
     # A key without a cluster gets a name no cluster can have, so it stands alone.
     names = [clusters.get(k, "\0" + k) for k in keys]
     _, ids = np.unique(np.array(names, dtype=object), return_inverse=True)
@@ -135,6 +140,8 @@ def _se(diff: NDArray[np.float64], group: NDArray[np.int64] | None) -> float | N
     cross products: (1/n^2) sum_c sum_{i != j in c} (d_i - mean)(d_j - mean), which is
     (1/n^2) sum_c [(sum_{i in c} r_i)^2 - sum_{i in c} r_i^2] with r the residuals.
     """
+    import numpy as np
+
     n = diff.size
     if n < 2:
         return None
@@ -157,6 +164,8 @@ def _paired_test_p(mean_diff: float | None, se: float | None, df: int) -> float 
         return None
     if se == 0:
         return 1.0 if mean_diff == 0 else 0.0
+    from scipy import stats as scipy_stats
+
     return float(2 * scipy_stats.t.sf(abs(mean_diff) / se, df))
 
 
@@ -164,6 +173,8 @@ def _interval(mean_diff: float | None, se: float | None, df: int) -> tuple[float
     """mean_diff +- t_{0.975, df} * se."""
     if mean_diff is None or se is None or df < 1:
         return None
+    from scipy import stats as scipy_stats
+
     half = float(scipy_stats.t.ppf(1 - ALPHA / 2, df)) * se
     return (mean_diff - half, mean_diff + half)
 
@@ -171,7 +182,15 @@ def _interval(mean_diff: float | None, se: float | None, df: int) -> tuple[float
 def mde(se: float | None) -> float | None:
     """Minimum detectable |difference| at 80% power, two-sided alpha 0.05:
     (z_{0.975} + z_{0.8}) * se."""
-    return None if se is None else MDE_MULTIPLIER * se
+    return None if se is None else mde_multiplier() * se
+
+
+@cache
+def mde_multiplier() -> float:
+    """z_{1-alpha/2} + z_{power}: the MDE multiplier of the standard two-sided power formula."""
+    from scipy import stats as scipy_stats
+
+    return float(scipy_stats.norm.ppf(1 - ALPHA / 2) + scipy_stats.norm.ppf(POWER))
 
 
 def mcnemar(discordant_a: int, discordant_b: int) -> tuple[float, float]:
@@ -186,6 +205,8 @@ def mcnemar(discordant_a: int, discordant_b: int) -> tuple[float, float]:
     n = discordant_a + discordant_b
     if n == 0:
         return 1.0, 1.0
+    from scipy import stats as scipy_stats
+
     k = min(discordant_a, discordant_b)
     tail = float(scipy_stats.binom.cdf(k, n, 0.5))
     point = float(scipy_stats.binom.pmf(k, n, 0.5))
@@ -205,6 +226,8 @@ def bootstrap_interval(
     multinomial counts over the distinct values: eval differences take few distinct
     values (-1, 0, 1 for pass/fail), which makes 10,000 resamples of 100,000 cells cheap.
     """
+    import numpy as np
+
     values, counts = np.unique(diff, return_counts=True)
     n = int(diff.size)
     rng = np.random.default_rng(seed)
@@ -235,6 +258,8 @@ def _resample_statistic(
     if statistic == "mean":
         means: NDArray[np.float64] = draws @ values / n
         return means
+    import numpy as np
+
     cumulative = np.cumsum(draws, axis=1)
     # The m-th smallest (1-based) is the first value whose cumulative count reaches m.
     lower = values[np.argmax(cumulative >= (n + 1) // 2, axis=1)]

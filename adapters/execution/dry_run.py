@@ -36,9 +36,6 @@ from benchledger.domain.errors import LedgerError
 from benchledger.domain.matrix import CANONICAL_HARNESSES, AgentRules
 from benchledger.domain.secrets import config_secrets, mask_config
 
-# The orchestrator's defaults for `validate-matrix`.
-DEFAULT_PROVIDER = "cerebras"
-DEFAULT_MODEL = "gemma-4-31b"
 # The run id a dry run renders `{run_id}` with.
 DRY_RUN_ID = "matrix-validation"
 

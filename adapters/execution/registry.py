@@ -115,7 +115,6 @@ from benchledger.domain.errors import InputFormatError, NotFoundError, RuleViola
 from benchledger.domain.publication import SYNTHETIC_AGENTS
 from benchledger.domain.signatures import COMPARE_AGENT, effective_config
 
-DEFAULT_REGISTRY = "benchledger.toml"
 VALUE_NAMES = frozenset({"agent", "provider", "model", "benchmark", "run_id", "output_dir"})
 # Config keys the effective config fills from the agent when no default gives them.
 FILLED_KEYS = frozenset({"agent", "harness"})

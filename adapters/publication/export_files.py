@@ -48,6 +48,8 @@ class PathScrubber:
 
     def clean(self, value: Any) -> Any:
         if isinstance(value, str):
+            if "/" not in value:  # no path, absolute or within text
+                return value
             if value.startswith("/") and not any(c.isspace() for c in value):
                 return self.path(value)
             return PATH_IN_TEXT.sub(lambda m: self.path(m.group(0)), value)

@@ -9,7 +9,7 @@ every marker is reported where it sits, not only the first of a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -106,7 +106,10 @@ def _row_contract(payload: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
 
 
 def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
-    """(path, reason, value) for every non-real marker in a payload, depth first."""
+    """(path, reason, value) for every non-real marker in a payload, depth first.
+
+    Strings are checked where they stand, without a generator each: a payload holds
+    thousands of scalars, and a generator per value cost most of the gate."""
     if isinstance(value, dict):
         for key, child in value.items():
             child_path = f"{json_path}.{key}"
@@ -124,16 +127,33 @@ def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
                             "non_real_publication_warning",
                             short_value(warning),
                         )
-            yield from scan(child, child_path)
+            yield from _descend(child, child_path)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from scan(child, f"{json_path}[{index}]")
+            yield from _descend(child, f"{json_path}[{index}]")
     elif isinstance(value, str):
-        lowered = value.strip().lower()
-        # The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
-        marker = next((m for m in TEXT_MARKERS if m in lowered), None)
-        if marker is not None:
-            yield json_path, f"non_real_text_marker:{marker}", short_value(value)
+        found = _text_marker(value, json_path)
+        if found is not None:
+            yield found
+
+
+def _descend(child: Any, json_path: str) -> Iterable[tuple[str, str, str]]:
+    """`scan` of a child: a container scanned, a string checked, any other scalar none."""
+    if isinstance(child, dict | list):
+        return scan(child, json_path)
+    if isinstance(child, str):
+        found = _text_marker(child, json_path)
+        return () if found is None else (found,)
+    return ()
+
+
+def _text_marker(value: str, json_path: str) -> tuple[str, str, str] | None:
+    lowered = value.strip().lower()
+    # The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
+    for marker in TEXT_MARKERS:
+        if marker in lowered:
+            return json_path, f"non_real_text_marker:{marker}", short_value(value)
+    return None
 
 
 def _lower(value: Any) -> str | None:

@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from benchledger.adapters.execution.runtime import Missing
 from benchledger.adapters.publication import code_agent_contract
 from benchledger.adapters.publication.gate_comparability import comparability, compared_benchmarks
 from benchledger.adapters.publication.gate_findings import Finding, clip, counts, finite, named
 from benchledger.adapters.publication.gate_publishability import publishability
 from benchledger.adapters.publication.gate_readiness import readiness
 from benchledger.adapters.publication.publication import Publication
-from benchledger.domain.ledger import Ledger
 from benchledger.domain.publication import CALIBRATION_EXPECTED
+
+if TYPE_CHECKING:
+    from benchledger.adapters.execution.runtime import Missing
+    from benchledger.domain.ledger import Ledger
 
 __all__ = [
     "Finding",

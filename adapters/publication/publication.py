@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from benchledger.adapters.publication.queries import Queries
 from benchledger.adapters.publication.source_rows import source_rows
-from benchledger.adapters.store.snapshot import latest_checkpoint
+from benchledger.adapters.store.read_side import latest_checkpoint
 from benchledger.domain.matrix import NOT_HARNESSES, AgentRules, matrix_contract
 from benchledger.domain.publication import group_marker, high_score_delta
 

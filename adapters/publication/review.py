@@ -17,14 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchledger.adapters.execution.secrets import HostPaths
 from benchledger.adapters.publication import gates
 from benchledger.adapters.publication.publication import Publication
 from benchledger.adapters.publication.scorecard import scorecard
-from benchledger.domain.ledger import Ledger
 from benchledger.domain.signatures import sha256_hex
+
+if TYPE_CHECKING:
+    from benchledger.domain.ledger import Ledger
 
 GENESIS = "0" * 64
 TOKENS = ("input_tokens", "output_tokens", "total_tokens", "cached_tokens")

@@ -1,12 +1,15 @@
-"""Are the read models current? Answered with plain sqlite3, no event classes loaded."""
+"""What the read models say, answered with plain sqlite3 and no event classes loaded: are
+they current, and which checkpoint they hold a record of."""
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchledger.adapters.store.ledger_file import EVENT_TABLE, LedgerFileError
 from benchledger.projections.versions import READ_MODELS, STATE_TABLE
@@ -90,3 +93,28 @@ def rebuild_running(path: Path) -> bool:
     finally:
         os.close(descriptor)
     return False
+
+
+# What a stamp says of a checkpoint: the recorded statement's fields, as JSON.
+CHECKPOINT_FIELDS = (
+    "ledger_id",
+    "position",
+    "head_sha256",
+    "signed_at",
+    "key_fingerprint",
+    "signature",
+)
+
+
+def latest_checkpoint(models: sqlite3.Connection, position: int) -> dict[str, Any] | None:
+    """The latest checkpoint the read models `models` hold a record of, up to `position`:
+    what it signed, and where it was recorded. None when no checkpoint was made."""
+    row = models.execute(
+        "SELECT position, data FROM events WHERE type = 'CheckpointRecorded' AND position <= ? "
+        "ORDER BY position DESC LIMIT 1",
+        (position,),
+    ).fetchone()
+    if row is None:
+        return None
+    data = json.loads(row[1])
+    return {**{k: data[k] for k in CHECKPOINT_FIELDS}, "recorded_at_position": row[0]}

@@ -33,6 +33,7 @@ from benchledger.adapters.store.ledger_file import (
     NotALedgerError,
     inspect,
 )
+from benchledger.adapters.store.read_side import latest_checkpoint
 from benchledger.adapters.store.verify import Verification
 from benchledger.adapters.store.verify import verify as verify_chain
 from benchledger.projections.chain import GENESIS
@@ -49,15 +50,6 @@ EVENTS_SCHEMA = (
 STAMP_SCHEMA = (
     f"CREATE TABLE [{SNAPSHOT_TABLE}] (position INTEGER NOT NULL, head_sha256 TEXT NOT NULL, "
     "events INTEGER NOT NULL, published_at TEXT NOT NULL, checkpoint TEXT)"
-)
-# What a stamp says of a checkpoint: the recorded statement's fields, as JSON.
-CHECKPOINT_FIELDS = (
-    "ledger_id",
-    "position",
-    "head_sha256",
-    "signed_at",
-    "key_fingerprint",
-    "signature",
 )
 READ_MODEL_TABLES = (STATE_TABLE, *(t for _, tables in READ_MODELS.values() for t in tables))
 
@@ -76,20 +68,6 @@ class Stamp:
     events: int
     published_at: str
     checkpoint: dict[str, Any] | None = None
-
-
-def latest_checkpoint(models: sqlite3.Connection, position: int) -> dict[str, Any] | None:
-    """The latest checkpoint the read models `models` hold a record of, up to `position`:
-    what it signed, and where it was recorded. None when no checkpoint was made."""
-    row = models.execute(
-        "SELECT position, data FROM events WHERE type = 'CheckpointRecorded' AND position <= ? "
-        "ORDER BY position DESC LIMIT 1",
-        (position,),
-    ).fetchone()
-    if row is None:
-        return None
-    data = json.loads(row[1])
-    return {**{k: data[k] for k in CHECKPOINT_FIELDS}, "recorded_at_position": row[0]}
 
 
 def read_stamp(conn: sqlite3.Connection) -> Stamp | None:

@@ -33,6 +33,13 @@ class TestBenchmarkScripts:
         assert re.search(r"paired_stats, clustered +[0-9.]+ s +[0-9,]+ cells/s", out)
         assert "RATIO benchledger/plain" in out and "bootstrap mean" in out
 
+    def test_startup_prints_help_reads_and_gates_against_their_goals(self) -> None:
+        out = run_script("startup.py", "--repeat", "1", "--demo", "--commands", "runs,gate")
+        for case in ("runs --help", "gate --help", "latest (reads ledger)", "matrix (reads"):
+            assert re.search(rf"^  {re.escape(case)}.*goal <= ", out, re.M), case
+        assert re.search(r"^  gate readiness \(reads ledger\).*goal <= 0.3s CPU", out, re.M)
+        assert re.search(r"^[0-9]+ of [0-9]+ goals met$", out, re.M)
+
     def test_ingest_prints_its_ratio_against_the_plain_importer(self) -> None:
         out = run_script("ingest.py", "--cells", "600", "--run-size", "200", "--repeat", "1")
         assert "RATIO benchledger/plain" in out
@@ -167,8 +174,12 @@ class TestBenchmarkScripts:
     @pytest.mark.slow
     @pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="MLflow absent")
     def test_mlflow_peer_prints_both_ratios(self) -> None:
-        out = run_script("mlflow_peer.py", "--workload", "2x10")
-        assert out.count("RATIO MLflow/benchledger") == 2
+        out = run_script("mlflow_peer.py", "--workload", "2x10", "--latest-repeat", "1")
+        assert out.count("RATIO MLflow/benchledger CPU") == 4
+        for line in ("import, MLflow cells as metrics", "import, MLflow cells as table"):
+            assert line in out
+        for way in ("in one process", "whole process"):
+            assert f"latest per (benchmark, agent), {way}:" in out
 
     def test_mlflow_peer_without_mlflow_says_how_to_install_it_and_exits_0(self) -> None:
         code = (

@@ -18,6 +18,37 @@ from benchledger.projections.versions import READ_MODELS
 from tests.ledgers import append_unprojected_runs, build_demo
 
 HEAVY = ("pydantic", "eventsourcing", "sqlite_utils", "datasette", "yaml")
+# What only computing a statistic needs (scipy.stats alone costs most of a second).
+STATISTICS = ("numpy", "scipy")
+# tabulate too: --help prints no table.
+NEVER_FOR_HELP = (*HEAVY, *STATISTICS, "tabulate")
+
+# Loads the CLI once, then runs each command's --help in a forked child (which starts
+# with only what the CLI itself loaded) and prints which heavy packages each one loaded.
+HELP_PROBE = """
+import json, os, sys
+from benchledger.commands.cli import COMMANDS, cli
+heavy = set({heavy!r})
+loaded = {{}}
+for name in sorted(COMMANDS):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        sys.stdout = open(os.devnull, "w")
+        try:
+            cli([name, "--help"], prog_name="benchledger")
+        except SystemExit:
+            pass
+        found = sorted({{m.split(".")[0] for m in sys.modules}} & heavy)
+        os.write(write, json.dumps(found).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as child:
+        loaded[name] = json.loads(child.read())
+    os.waitpid(pid, 0)
+print(json.dumps(loaded))
+"""
 
 # Runs the CLI in a fresh interpreter, then prints which heavy packages it loaded.
 PROBE = """
@@ -32,9 +63,9 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy))),
 """
 
 
-def loaded_heavy_modules(*args: str, cwd: Path) -> list[str]:
+def loaded_heavy_modules(*args: str, cwd: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *args],
+        [sys.executable, "-c", PROBE.format(heavy=heavy), *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -97,6 +128,39 @@ class TestWhatACommandLoads:
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
         assert loaded_heavy_modules("--db", str(demo_ledger), "runs", cwd=tmp_path) == []
+
+    def test_no_command_help_loads_a_statistics_event_store_or_table_package(
+        self, tmp_path: Path
+    ) -> None:
+        result = subprocess.run(
+            [sys.executable, "-c", HELP_PROBE.format(heavy=NEVER_FOR_HELP)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+        loaded = json.loads(result.stdout)
+        assert sorted(loaded) == sorted(COMMANDS)
+        assert {name: found for name, found in loaded.items() if found} == {}
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            ["latest"],
+            ["latest", "--json"],
+            ["matrix"],
+            ["gates"],
+            ["gate", "readiness", "--dry-run"],
+            ["gate", "comparability", "--dry-run"],
+        ],
+    )
+    def test_a_read_or_a_dry_gate_on_a_current_ledger_loads_no_heavy_module(
+        self, demo_ledger: Path, tmp_path: Path, args: list[str]
+    ) -> None:
+        heavy = (*HEAVY, *STATISTICS)
+        loaded = loaded_heavy_modules("--db", str(demo_ledger), *args, cwd=tmp_path, heavy=heavy)
+        assert loaded == []
 
     def test_runs_on_a_ledger_behind_its_events_catches_up_first(
         self, demo_ledger: Path, tmp_path: Path

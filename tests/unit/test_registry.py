@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import benchledger.adapters.execution.registry as registry_module
+from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
 from benchledger.adapters.execution.registry import (
-    DEFAULT_REGISTRY,
     BenchmarkSpec,
     Gap,
     HighScore,

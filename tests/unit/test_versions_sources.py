@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import benchledger.adapters.execution.versions as versions_module
-from benchledger.adapters.execution.registry import DEFAULT_REGISTRY, inventory, load_registry
+from benchledger.adapters.execution.defaults import DEFAULT_REGISTRY
+from benchledger.adapters.execution.registry import inventory, load_registry
 from benchledger.adapters.execution.versions import (
     MAX_CHARS,
     VersionSource,
