@@ -14,10 +14,12 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+import datasette.handle_exception as default_error_handler
 from datasette.database import QueryInterrupted
-from datasette.handle_exception import handle_exception as show_error
-from datasette.utils.asgi import NotFound
+from datasette.utils import add_cors_headers
+from datasette.utils.asgi import Base400, NotFound, Response
 from datasette.views.base import DatasetteError
+from markupsafe import Markup
 
 from benchledger.adapters.publication import sql_guard
 from benchledger.adapters.publication.browse import VISITOR_SQL, LedgerDatabase
@@ -46,6 +48,12 @@ REQUEST_ERRORS = (
     sqlite3.ProgrammingError,
     sqlite3.InterfaceError,
 )
+# Datasette's own error handler runs on every error, after any plugin's, and prints each
+# one's traceback with its local variables through rich where rich is installed: about a
+# second of CPU per bad request, which a stranger could ask for as often as they like,
+# and the request's locals on the server's console. Without rich it prints a plain
+# traceback for a real failure (500) only.
+default_error_handler.rich = None
 # Query parameters whose value is SQL: the statement itself, or a WHERE clause of a table.
 SQL_PARAMETERS = frozenset({"sql", "_where"})
 
@@ -75,27 +83,68 @@ def permission_allowed(datasette: Any, action: str, resource: Any) -> bool | Non
 
 @hookimpl
 def handle_exception(datasette: Any, request: Any, exception: Exception) -> Any:
-    """A request Datasette cannot make sense of is the visitor's error (400), shown on the
-    normal error page, where Datasette answers 500 as if the server had failed."""
+    """Every error a visitor's request causes gets the normal error page, and nothing more.
+
+    A request Datasette cannot make sense of is the visitor's error (400), where Datasette
+    answers 500 as if the server had failed. The page is made here, not by Datasette's own
+    handler (which also runs, and whose answer comes second), so no visitor's error is
+    printed. A real failure of the server (500) is left to Datasette, which prints it."""
     if isinstance(exception, QueryInterrupted):
         # Where a page does not catch it itself (a CSV export): the time limit, not a failure.
-        interrupted = DatasetteError(
+        return error_page(
+            datasette,
+            request,
+            400,
             "The query took longer than this server allows; ask for fewer rows",
             title="SQL Interrupted",
-            status=400,
         )
-        return show_error(datasette, request, interrupted)
+    if isinstance(exception, Base400):
+        return error_page(datasette, request, exception.status, str(exception.args[0]))
+    if isinstance(exception, DatasetteError) and exception.status != 500:
+        message = Markup(exception.message) if exception.message_is_html else exception.message
+        return error_page(
+            datasette,
+            request,
+            exception.status,
+            message,
+            title=exception.title,
+            info=exception.error_dict,
+        )
     if not isinstance(exception, REQUEST_ERRORS):
         return None
-    if isinstance(exception, DatasetteError):
-        if exception.status != 500:
-            return None
-        message = exception.message
-    else:
-        message = str(exception)
-    return show_error(
-        datasette, request, DatasetteError(message, title="Invalid request", status=400)
-    )
+    message = exception.message if isinstance(exception, DatasetteError) else str(exception)
+    return error_page(datasette, request, 400, message, title="Invalid request")
+
+
+def error_page(
+    datasette: Any,
+    request: Any,
+    status: int,
+    message: str,
+    *,
+    title: str | None = None,
+    info: dict[str, Any] | None = None,
+) -> Callable[[], Awaitable[Response]]:
+    """Datasette's error page (its `error.html`, or JSON for a `.json` path) for `status`."""
+
+    async def page() -> Response:
+        body = {**(info or {}), "ok": False, "error": message, "status": status, "title": title}
+        headers: dict[str, str] = {}
+        if datasette.cors:
+            add_cors_headers(headers)
+        if request.path.split("?")[0].endswith(".json"):
+            return Response.json(body, status=status, headers=headers)
+        template = datasette.jinja_env.select_template([f"{status}.html", "error.html"])
+        context = {
+            **body,
+            "urls": datasette.urls,
+            "app_css_hash": datasette.app_css_hash(),
+            "menu_links": lambda: [],
+        }
+        html = await template.render_async(context)
+        return Response.html(html, status=status, headers=headers)
+
+    return page
 
 
 async def not_served() -> None:

@@ -342,6 +342,59 @@ class TestNoRequestIsAServerError:
         assert {p: s for p, s in statuses.items() if s >= 500} == {}
 
 
+class TestAVisitorsErrorsCostTheServerNothing:
+    """Datasette prints every error's traceback with its local variables (through rich,
+    where installed): a second of CPU per bad request, which a stranger could ask for as
+    often as they like. A visitor's error gets its page and is not printed."""
+
+    ERRORS = [
+        ("/ledger/nope", 404),
+        ("/ledger/nope.json", 404),
+        ("/ledger/runs?_sort=nope", 400),
+        ("/ledger/runs.json?_sort=nope", 400),
+        ("/ledger/runs.json?_sort=rowid&_next=%27", 400),
+        ("/ledger/stored_events", 403),
+        ("/ledger/stored_events.json", 403),
+        ("/ledger/runs/" + "x" * 2000, 404),
+        ("/-/threads", 404),
+    ]
+
+    def test_an_error_page_is_served_and_nothing_is_printed(
+        self, ledger: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        printed: list[str] = []
+        rich = pytest.importorskip("rich")
+
+        class Console:
+            def print_exception(self, **_: Any) -> None:
+                printed.append(path)
+
+        monkeypatch.setattr(rich, "get_console", Console)
+        monkeypatch.setattr("traceback.print_exc", lambda *_, **__: printed.append(path))
+        ds = browse.datasette_for(ledger)
+        path = ""
+
+        async def ask() -> list[httpx.Response]:
+            nonlocal path
+            await ds.invoke_startup()
+            answers = []
+            for path, _ in self.ERRORS:
+                answers.append(await ds.client.get(path))
+            return answers
+
+        answers = asyncio.run(ask())
+        assert [a.status_code for a in answers] == [status for _, status in self.ERRORS]
+        for (path, status), answer in zip(self.ERRORS, answers, strict=True):
+            # Datasette answers a forbidden table with its HTML page, .json or not.
+            if path.split("?")[0].endswith(".json") and status != 403:
+                body = answer.json()
+                assert body["ok"] is False and body["status"] == status and body["error"], path
+            else:
+                assert "text/html" in answer.headers["content-type"], path
+                assert answer.text.startswith("<!DOCTYPE html>"), path
+        assert printed == []
+
+
 class TestAVisitorsOwnSqlWaitsForItsOwnThreads:
     def test_a_request_marked_as_carrying_sql_runs_on_the_visitors_threads(
         self, ledger: Path
