@@ -276,4 +276,8 @@ class TestAtTheScaleOfTheCorpus:
             drawn = re.search(r'<g class="mark-(?:symbol|rect|tick|line)[^>]*>\s*<path', html)
             said = re.search(r"<text[^>]*>No data[^<]*</text>", html)
             assert drawn or said, f"{slug} ({query}) is empty without saying so"
+            if slug == "score-over-time" and drawn:
+                # The chart derives both texts from each row's unit, benchmark and agent.
+                assert re.search(r"<text[^>]*>Scores in \w[^<]*</text>", html), html[:2000]
+                assert re.search(r"<text[^>]*>[^<>]+ / [^<>]+</text>", html), "no series legend"
             assert re.search(r'class="mark-text role-axis-title"', html), f"{slug}: no axis title"
