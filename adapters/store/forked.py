@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import marshal
+import math
 import os
 import pickle
 import threading
@@ -37,9 +38,60 @@ SPARE_WHEN_WAITING = PIPE_BYTES
 Portable = tuple[type[BaseException], tuple[Any, ...], dict[str, Any]]
 
 
+# How much of a core's load others may put on the cores this process and its child leave
+# them, and a core still count as free.
+FREE_CORE_LOAD = 0.5
+# The load average's window: a process busy for `t` seconds shows in it as 1 - e^(-t/60).
+LOAD_WINDOW = 60.0
+
+
 def can_fork() -> bool:
-    """Forking is safe only without other threads (they would be copied mid-work)."""
-    return hasattr(os, "fork") and threading.active_count() == 1
+    """Forking is safe only without other threads (they would be copied mid-work), and
+    pays only on a core to spare (`core_to_spare`)."""
+    return hasattr(os, "fork") and threading.active_count() == 1 and core_to_spare()
+
+
+def core_to_spare() -> bool:
+    """Whether a child would have a core of its own: this process may run on two or
+    more, and what else runs leaves one idle. On a busy machine the child takes its
+    time from others, and only adds its work (its messages through the pipe, the
+    pages both fold) to the CPU the work costs."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average: the cores alone tell
+        load = 0.0
+    return spare_core(cores, load, own_load())
+
+
+def own_load() -> float:
+    """This process's (and its finished children's) part of the one-minute load
+    average: its CPU per second since it began, weighed as the average weighs the
+    time it has been busy (0 where /proc does not tell when it began)."""
+    try:
+        with open("/proc/uptime", "rb") as f:
+            now = float(f.read().split()[0])
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        began = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # starttime, field 22
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    elapsed = now - began
+    if elapsed <= 0:
+        return 0.0
+    t = os.times()
+    busy = (t.user + t.system + t.children_user + t.children_system) / elapsed
+    return busy * (1 - math.exp(-elapsed / LOAD_WINDOW))
+
+
+def spare_core(cores: int, load: float, own: float = 0.0) -> bool:
+    """Whether `cores` under a one-minute `load`, `own` of it this process's, leave a
+    child a core of its own: what others load fits in the cores this process and the
+    child leave them."""
+    return cores >= 2 and load - own < cores - 2 + FREE_CORE_LOAD
 
 
 def forked(

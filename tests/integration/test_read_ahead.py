@@ -8,6 +8,7 @@ import os
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ def forking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     """Threads other tests left behind (a PostgreSQL pool's) would stop the fork: these
     tests are about the child, so they fork anyway (the test with a thread of its own
     checks that the import does not)."""
-    if "with_other_threads" not in request.node.name:
+    if not any(own in request.node.name for own in ("with_other_threads", "busy_machine")):
         monkeypatch.setattr(read_ahead, "can_read_ahead", lambda: True)
 
 
@@ -154,6 +155,49 @@ class TestParsedInAChild:
             stop.set()
             helper.join()
         assert {r.header.run_key.split("-")[0] for r in got} == {str(os.getpid())}
+
+    def test_on_a_busy_machine_the_file_is_parsed_in_process(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.0, 1.5))
+        got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
+        assert {r.header.run_key.split("-")[0] for r in got} == {str(os.getpid())}
+
+    def test_off_a_busy_machine_the_file_is_parsed_in_a_child(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.6, 1.5))
+        monkeypatch.setattr(threading, "active_count", lambda: 1)  # other tests' threads
+        got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
+        assert {r.header.run_key.split("-")[0] for r in got} != {str(os.getpid())}
+
+
+class TestACoreToSpare:
+    @pytest.mark.parametrize(
+        ("cores", "load", "own", "spare"),
+        [
+            (1, 0.0, 0.0, False),  # one core: a child only takes turns with this process
+            (2, 0.0, 0.0, True),
+            (2, 0.4, 0.0, True),  # a little else running
+            (2, 1.0, 0.0, False),  # another busy process beside this one
+            (2, 1.4, 0.95, True),  # this process (and a child it had) busy a while
+            (2, 2.4, 0.95, False),
+            (4, 1.9, 0.0, True),  # two busy beside this one, one core idle
+            (4, 2.9, 0.0, False),
+        ],
+    )
+    def test_a_child_is_forked_only_with_a_core_it_takes_from_nobody(
+        self, cores: int, load: float, own: float, spare: bool
+    ) -> None:
+        assert forked.spare_core(cores, load, own) is spare
+
+    def test_this_process_counts_its_own_part_of_the_load(self) -> None:
+        began = time.process_time()
+        while time.process_time() - began < 0.2:  # busy, as an import is
+            pass
+        assert 0 < forked.own_load() < 2  # this process, and a child at most
 
 
 def stored_events(db: Path) -> int:
