@@ -63,6 +63,39 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy))),
 """
 
 
+# What only the other publication commands use (comparisons, rankings): a gate, checking
+# or recording its verdict, never loads it.
+NOT_FOR_GATES = (
+    "benchledger.commands.publish",
+    "benchledger.adapters.publication.compare",
+    "benchledger.domain.ranking",
+    "statistics",
+)
+
+# Runs the CLI in a fresh interpreter, then prints which of the given modules it loaded.
+MODULES_PROBE = """
+import json, sys
+from benchledger.commands.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+print(json.dumps(sorted(set({names!r}) & set(sys.modules))), file=sys.stderr)
+"""
+
+
+def loaded_modules(*args: str, cwd: Path, names: tuple[str, ...]) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", MODULES_PROBE.format(names=names), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    return loaded
+
+
 def loaded_heavy_modules(*args: str, cwd: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     result = subprocess.run(
         [sys.executable, "-c", PROBE.format(heavy=heavy), *args],
@@ -161,6 +194,28 @@ class TestWhatACommandLoads:
         heavy = (*HEAVY, *STATISTICS)
         loaded = loaded_heavy_modules("--db", str(demo_ledger), *args, cwd=tmp_path, heavy=heavy)
         assert loaded == []
+
+    @pytest.mark.parametrize(
+        "gate", ["publishability", "comparability", "readiness", "calibration"]
+    )
+    def test_a_dry_gate_loads_none_of_the_comparison_and_ranking_code(
+        self, demo_ledger: Path, tmp_path: Path, gate: str
+    ) -> None:
+        args = ("--db", str(demo_ledger), "gate", gate, "--dry-run")
+        assert loaded_modules(*args, cwd=tmp_path, names=NOT_FOR_GATES) == []
+
+    def test_recording_a_verdict_loads_none_of_the_comparison_and_ranking_code(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        names = (*NOT_FOR_GATES, *STATISTICS)
+        assert (
+            loaded_modules("--db", str(db), "gate", "comparability", cwd=tmp_path, names=names)
+            == []
+        )
+        recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
+        assert [v["gate"] for v in json.loads(recorded.stdout)] == ["comparability"]
 
     def test_runs_on_a_ledger_behind_its_events_catches_up_first(
         self, demo_ledger: Path, tmp_path: Path
