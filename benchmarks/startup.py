@@ -2,11 +2,12 @@
 `python -c "import click, sqlite3"`, interleaved, median of several repeats.
 
 Goals (issue 39): every subcommand's `--help` within 3x of the baseline's CPU; `runs`,
-`latest`, `matrix` and each gate (`gate readiness` and the other kinds) within 0.3 s of
-CPU on the corpus ledger (../shared/corpus imported; where it is absent, a generated demo
-ledger); `--version` and `runs` on a small ledger within 3x, a one-run `import` into a
-fresh ledger within 5x, and `run` adding at most 0.3 s of CPU to the benchmark process it
-runs. Wall time is printed beside CPU, for context: on a shared machine it is noise.
+`latest`, `matrix` and each gate (`gate readiness` and the other kinds, recording its
+verdict and with --dry-run) within 0.3 s of CPU on the corpus ledger (../shared/corpus
+imported; where it is absent, a generated demo ledger); `--version` and `runs` on a
+small ledger within 3x, a one-run `import` into a fresh ledger within 5x, and `run`
+adding at most 0.3 s of CPU to the benchmark process it runs. Wall time is printed
+beside CPU, for context: on a shared machine it is noise.
 """
 
 from __future__ import annotations
@@ -196,6 +197,9 @@ def report(work: Path, repeat: int, corpus: Path | None, only: Sequence[str]) ->
         cases[f"{argv[0]} (reads ledger)"] = Case(on_reads(*argv), "0.3s")
     for gate in gate_names():
         cases[f"gate {gate} (reads ledger)"] = Case(on_reads("gate", gate), "0.3s", ok=(0, 1))
+        cases[f"gate {gate} --dry-run (reads ledger)"] = Case(
+            on_reads("gate", gate, "--dry-run"), "0.3s", ok=(0, 1)
+        )
 
     cpu: dict[str, list[float]] = {name: [] for name in ["baseline", *cases]}
     wall: dict[str, list[float]] = {name: [] for name in ["baseline", *cases]}

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from benchledger.commands.context import LedgerContext, expected_error
+from benchledger.commands.context import LedgerContext, expected_error, loading
 from benchledger.commands.messages import error_text, error_width
 
 # Command name -> (module in benchledger.commands, its one-line help). A command's
@@ -149,7 +149,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands or cmd_name not in COMMANDS:
             return self.commands.get(cmd_name)
-        module = importlib.import_module(f"benchledger.commands.{COMMANDS[cmd_name][0]}")
+        with loading():
+            module = importlib.import_module(f"benchledger.commands.{COMMANDS[cmd_name][0]}")
         for command in module.COMMANDS:
             self.add_command(command)
         return self.commands.get(cmd_name)

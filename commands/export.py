@@ -13,8 +13,7 @@ from benchledger.adapters.publication.publication import Selection, load
 from benchledger.adapters.publication.viewer_export import export_viewer_data
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.paths import writes_paths
-from benchledger.commands.publish import benchmark_filters, split
-from benchledger.commands.selection import selection_option
+from benchledger.commands.selection import benchmark_filters, selection_option, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

@@ -14,8 +14,7 @@ from benchledger.adapters.publication import gates as checks
 from benchledger.adapters.publication.publication import Publication, Selection, load
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short, stderr
-from benchledger.commands.publish import benchmark_filters, split
-from benchledger.commands.selection import selection_option
+from benchledger.commands.selection import benchmark_filters, selection_option, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

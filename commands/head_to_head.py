@@ -19,7 +19,7 @@ from benchledger.adapters.publication.queries import Queries
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, printable
 from benchledger.commands.paths import writes_paths
-from benchledger.commands.publish import benchmark_filters, split
+from benchledger.commands.selection import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

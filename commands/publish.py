@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
 from datetime import UTC, date, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -17,27 +16,11 @@ from benchledger.adapters.publication.queries import Queries
 from benchledger.commands import variant_matrices
 from benchledger.commands.context import LedgerContext, actor, as_of_option
 from benchledger.commands.output import emit, output_options, short
+from benchledger.commands.selection import benchmark_filters, split
 from benchledger.domain.comparison_stats import ALPHA
 from benchledger.domain.ranking import Contender, tie_groups
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def benchmark_filters(fn: F) -> F:
-    fn = click.option(
-        "--exclude-benchmarks", default="", metavar="A,B", help="Leave these benchmarks out"
-    )(fn)
-    fn = click.option(
-        "--include-benchmarks", default="", metavar="A,B", help="Only these benchmarks"
-    )(fn)
-    return fn
-
-
-def split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
 
 
 @click.command()

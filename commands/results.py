@@ -11,7 +11,8 @@ from benchledger.adapters.publication.review import write_atomic
 from benchledger.commands.context import LedgerContext, as_of_option
 from benchledger.commands.output import stderr
 from benchledger.commands.paths import writes_paths
-from benchledger.commands.publish import REQUIRED_AGENTS_HELP, benchmark_filters, split
+from benchledger.commands.publish import REQUIRED_AGENTS_HELP
+from benchledger.commands.selection import benchmark_filters, split
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 

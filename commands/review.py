@@ -27,8 +27,7 @@ from benchledger.commands.context import LedgerContext, actor
 from benchledger.commands.gates import json_option, tolerance_option
 from benchledger.commands.output import printable, short, stderr
 from benchledger.commands.paths import writes_paths
-from benchledger.commands.publish import benchmark_filters, split
-from benchledger.commands.selection import selection_option
+from benchledger.commands.selection import benchmark_filters, selection_option, split
 from benchledger.commands.work import Work, execute, mode_of, mode_options, selection_options
 
 if TYPE_CHECKING:

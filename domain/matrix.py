@@ -156,16 +156,16 @@ def _cohort(rows: list[dict[str, Any] | None]) -> tuple[str | None, str | None]:
 
 
 def _listed(
-    benchmark: str,
     harnesses: Sequence[str],
     rule: AgentRules | None,
-    seen: set[Key],
+    with_rows: set[str],
 ) -> list[str]:
-    """The harnesses with a cell of this benchmark: a row, required, or named unable."""
-    named: set[str] = set()
+    """The harnesses with a cell of this benchmark: a row (`with_rows`), required, or
+    named unable."""
+    wanted = with_rows
     if rule is not None:
-        named = {*CANONICAL_HARNESSES, *rule.required, *rule.unsupported}
-    return [h for h in harnesses if (benchmark, h) in seen or h in named]
+        wanted = wanted | {*CANONICAL_HARNESSES, *rule.required, *rule.unsupported}
+    return [h for h in harnesses if h in wanted]
 
 
 def matrix_contract(
@@ -182,11 +182,19 @@ def matrix_contract(
     for by name); one without rules requires nothing: `complete` null and
     `required_agents_stated` false (a directory read back keeps it so)."""
     summary = dict.fromkeys(SUMMARY, 0)
-    seen = set(latest) | set(quarantine)
+    # The agents with a row of each benchmark: a benchmark's cells are found without
+    # asking every (benchmark, agent) pair of the matrix.
+    with_rows: dict[str, set[str]] = {}
+    for benchmark, agent in (*latest, *quarantine):
+        with_rows.setdefault(benchmark, set()).add(agent)
     table: dict[str, Any] = {}
     for benchmark in benchmarks:
         rule = (rules or {}).get(benchmark)
-        listed = list(harnesses) if every_cell else _listed(benchmark, harnesses, rule, seen)
+        listed = (
+            list(harnesses)
+            if every_cell
+            else _listed(harnesses, rule, with_rows.get(benchmark, set()))
+        )
         required = [h for h in listed if rule is not None and h in rule.required]
         cells: dict[str, Any] = {}
         for harness in listed:

@@ -31,6 +31,10 @@ TOKEN_ALIASES = {
 }
 
 
+# Values `PathScrubber.clean` gives back as they are, whatever they hold.
+_AS_IS = frozenset({int, bool, type(None)})
+
+
 class PathScrubber:
     """Keeps host paths out of an export: an absolute path becomes relative to the export
     root when it lies under it, else just its file name; paths inside text likewise.
@@ -53,10 +57,18 @@ class PathScrubber:
             if value.startswith("/") and not any(c.isspace() for c in value):
                 return self.path(value)
             return PATH_IN_TEXT.sub(lambda m: self.path(m.group(0)), value)
+        # What `clean` returns as it is (a number, a flag, null, text without a path) is
+        # kept without a call: a row holds thousands of such values.
         if isinstance(value, dict):
-            return {k: self.clean(v) for k, v in value.items()}
+            return {
+                k: v if type(v) in _AS_IS or (type(v) is str and "/" not in v) else self.clean(v)
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
-            return [self.clean(v) for v in value]
+            return [
+                v if type(v) in _AS_IS or (type(v) is str and "/" not in v) else self.clean(v)
+                for v in value
+            ]
         if isinstance(value, float) and not math.isfinite(value):
             return None
         return value

@@ -9,7 +9,7 @@ every marker is reported where it sits, not only the first of a row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -108,51 +108,52 @@ def _row_contract(payload: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
 def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
     """(path, reason, value) for every non-real marker in a payload, depth first.
 
-    Strings are checked where they stand, without a generator each: a payload holds
-    thousands of scalars, and a generator per value cost most of the gate."""
+    Scalars are checked where they stand, and a path is made only for what is reported
+    or descended into: a payload holds thousands of scalars, and a generator or a path
+    per value cost most of the gate."""
     if isinstance(value, dict):
         for key, child in value.items():
-            child_path = f"{json_path}.{key}"
             name = str(key).strip().lower()
             if name in NON_REAL_FLAGS and not _falsy(child):
-                yield child_path, "truthy_non_real_flag", short_value(child)
+                yield f"{json_path}.{key}", "truthy_non_real_flag", short_value(child)
             if name == "dataset_source" and _lower(child) == "sample":
-                yield child_path, "sample_dataset_source", short_value(child)
+                yield f"{json_path}.{key}", "sample_dataset_source", short_value(child)
             if name == "publication_warnings" and isinstance(child, list):
                 for index, warning in enumerate(child):
                     lowered = str(warning).strip().lower()
                     if lowered == "sample_task_set" or any(m in lowered for m in WARNING_MARKERS):
                         yield (
-                            f"{child_path}[{index}]",
+                            f"{json_path}.{key}[{index}]",
                             "non_real_publication_warning",
                             short_value(warning),
                         )
-            yield from _descend(child, child_path)
+            if isinstance(child, dict | list):
+                yield from scan(child, f"{json_path}.{key}")
+            elif isinstance(child, str):
+                reason = _text_marker(child)
+                if reason is not None:
+                    yield f"{json_path}.{key}", reason, short_value(child)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _descend(child, f"{json_path}[{index}]")
+            if isinstance(child, dict | list):
+                yield from scan(child, f"{json_path}[{index}]")
+            elif isinstance(child, str):
+                reason = _text_marker(child)
+                if reason is not None:
+                    yield f"{json_path}[{index}]", reason, short_value(child)
     elif isinstance(value, str):
-        found = _text_marker(value, json_path)
-        if found is not None:
-            yield found
+        reason = _text_marker(value)
+        if reason is not None:
+            yield json_path, reason, short_value(value)
 
 
-def _descend(child: Any, json_path: str) -> Iterable[tuple[str, str, str]]:
-    """`scan` of a child: a container scanned, a string checked, any other scalar none."""
-    if isinstance(child, dict | list):
-        return scan(child, json_path)
-    if isinstance(child, str):
-        found = _text_marker(child, json_path)
-        return () if found is None else (found,)
-    return ()
-
-
-def _text_marker(value: str, json_path: str) -> tuple[str, str, str] | None:
+def _text_marker(value: str) -> str | None:
+    """The reason a text is reported for, if any."""
     lowered = value.strip().lower()
     # The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
     for marker in TEXT_MARKERS:
         if marker in lowered:
-            return json_path, f"non_real_text_marker:{marker}", short_value(value)
+            return f"non_real_text_marker:{marker}"
     return None
 
 

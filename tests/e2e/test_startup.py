@@ -63,6 +63,80 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy))),
 """
 
 
+# What only the other publication commands use (comparisons, rankings): a gate, checking
+# or recording its verdict, never loads it.
+NOT_FOR_GATES = (
+    "benchledger.commands.publish",
+    "benchledger.adapters.publication.compare",
+    "benchledger.domain.ranking",
+    "statistics",
+)
+
+# Runs the CLI in a fresh interpreter, then prints which of the given modules it loaded.
+MODULES_PROBE = """
+import json, sys
+from benchledger.commands.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+print(json.dumps(sorted(set({names!r}) & set(sys.modules))), file=sys.stderr)
+"""
+
+
+def loaded_modules(*args: str, cwd: Path, names: tuple[str, ...]) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", MODULES_PROBE.format(names=names), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    return loaded
+
+
+# Runs the CLI in a fresh interpreter and prints the state of the cyclic collector as the
+# command closes (how many objects are frozen, whether the ledger application's class is
+# among them), after it (on, nothing left frozen) and at exit (how many are frozen).
+COLLECTOR_PROBE = """
+import atexit, gc, json, sys
+# Registered first, so it runs last at exit: after what the command registered.
+atexit.register(lambda: print(json.dumps(gc.get_freeze_count()), file=sys.stderr))
+from benchledger.commands import context
+from benchledger.commands.cli import cli
+state = {}
+close = context.LedgerContext.close
+def closing(self):
+    ledger = sys.modules.get("benchledger.domain.ledger")
+    walked = [o for o in gc.get_objects() if ledger is not None and o is ledger.Ledger]
+    state.update(frozen=gc.get_freeze_count(), ledger=ledger is not None)
+    state["ledger_frozen"] = ledger is not None and not walked
+    close(self)
+context.LedgerContext.close = closing
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+state.update(enabled=gc.isenabled(), frozen_after=gc.get_freeze_count())
+print(json.dumps(state), file=sys.stderr)
+"""
+
+
+def collector_after(*args: str, cwd: Path) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", COLLECTOR_PROBE, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    *_, during, at_exit = result.stderr.strip().splitlines()
+    state: dict[str, object] = json.loads(during)
+    state["frozen_at_exit"] = json.loads(at_exit)
+    return state
+
+
 def loaded_heavy_modules(*args: str, cwd: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     result = subprocess.run(
         [sys.executable, "-c", PROBE.format(heavy=heavy), *args],
@@ -162,6 +236,28 @@ class TestWhatACommandLoads:
         loaded = loaded_heavy_modules("--db", str(demo_ledger), *args, cwd=tmp_path, heavy=heavy)
         assert loaded == []
 
+    @pytest.mark.parametrize(
+        "gate", ["publishability", "comparability", "readiness", "calibration"]
+    )
+    def test_a_dry_gate_loads_none_of_the_comparison_and_ranking_code(
+        self, demo_ledger: Path, tmp_path: Path, gate: str
+    ) -> None:
+        args = ("--db", str(demo_ledger), "gate", gate, "--dry-run")
+        assert loaded_modules(*args, cwd=tmp_path, names=NOT_FOR_GATES) == []
+
+    def test_recording_a_verdict_loads_none_of_the_comparison_and_ranking_code(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        names = (*NOT_FOR_GATES, *STATISTICS)
+        assert (
+            loaded_modules("--db", str(db), "gate", "comparability", cwd=tmp_path, names=names)
+            == []
+        )
+        recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
+        assert [v["gate"] for v in json.loads(recorded.stdout)] == ["comparability"]
+
     def test_runs_on_a_ledger_behind_its_events_catches_up_first(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
@@ -170,6 +266,38 @@ class TestWhatACommandLoads:
         append_unprojected_runs(db)
         result = CliRunner().invoke(cli, ["--db", str(db), "runs", "--agent", "late-agent"])
         assert result.exit_code == 0 and "late-agent" in result.stdout
+
+
+class TestWhatACommandLeavesToTheCollector:
+    """What a command loads lives as long as it runs: it is frozen, so that the cyclic
+    collector stops walking it; the collector keeps running for everything else, and
+    gets it all back when the command is done."""
+
+    def test_a_read_freezes_its_command_module_and_keeps_collecting(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        state = collector_after("--db", str(demo_ledger), "latest", cwd=tmp_path)
+        assert isinstance(state["frozen"], int) and state["frozen"] > 0
+        assert state["ledger"] is False
+        assert state["enabled"] is True and state["frozen_after"] == 0
+
+    def test_recording_a_verdict_freezes_the_event_store_it_loaded(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        state = collector_after("--db", str(db), "gate", "comparability", cwd=tmp_path)
+        assert state["ledger"] is True and state["ledger_frozen"] is True
+        assert state["enabled"] is True and state["frozen_after"] == 0
+
+    def test_the_process_exits_with_everything_frozen(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        state = collector_after("--db", str(db), "gate", "comparability", cwd=tmp_path)
+        assert isinstance(state["frozen_at_exit"], int) and state["frozen_at_exit"] > 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.db"]
 
 
 def every_command() -> dict[str, click.Command]:

@@ -1,0 +1,68 @@
+"""What the publishability gate reads of a published row: host paths scrubbed, every
+non-real marker found where it sits, in the order the orchestrator reports them."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from benchledger.adapters.publication.export_files import PathScrubber
+from benchledger.adapters.publication.gate_publishability import scan
+
+
+class TestScrubbingAPublishedRow:
+    def test_keeps_numbers_flags_nulls_and_text_without_paths_as_they_are(self) -> None:
+        row = {"a": 1, "b": True, "c": None, "d": "plain text", "e": [2, False, "x"]}
+        assert PathScrubber(Path("/export")).clean(row) == row
+
+    def test_scrubs_paths_and_non_finite_numbers_at_any_depth(self) -> None:
+        row: dict[str, Any] = {
+            "artifacts": ["/export/runs/a.json", "/elsewhere/b.log"],
+            "nested": {"note": "see /elsewhere/c/d.txt here", "score": math.inf},
+            "items": [[{"path": "/export/e.json", "nan": math.nan, "n": 3}]],
+            "tuple": ("/export/f.json", 1.5),
+        }
+        assert PathScrubber(Path("/export")).clean(row) == {
+            "artifacts": ["runs/a.json", "b.log"],
+            "nested": {"note": "see d.txt here", "score": None},
+            "items": [[{"path": "e.json", "nan": None, "n": 3}]],
+            "tuple": ["f.json", 1.5],
+        }
+
+    def test_a_text_subclass_is_scrubbed_as_text(self) -> None:
+        class Text(str):
+            pass
+
+        assert PathScrubber(Path("/export")).clean({"p": Text("/export/a.json")}) == {"p": "a.json"}
+
+
+class TestScanningAPublishedRow:
+    def test_reports_each_marker_at_its_path_depth_first(self) -> None:
+        payload = {
+            "status": "succeeded",
+            "extra_config": {"mock": True, "dataset_source": "Sample", "demo": 0},
+            "metrics": {"notes": ["fine", {"why": "a mock runtime was used"}], "n": 1},
+            "publication_warnings": ["stub_agent", "ok"],
+            "error": "Dry run only",
+        }
+        assert list(scan(payload)) == [
+            ("$.extra_config.mock", "truthy_non_real_flag", "true"),
+            ("$.extra_config.dataset_source", "sample_dataset_source", '"Sample"'),
+            (
+                "$.metrics.notes[1].why",
+                "non_real_text_marker:mock run",
+                '"a mock runtime was used"',
+            ),
+            ("$.publication_warnings[0]", "non_real_publication_warning", '"stub_agent"'),
+            ("$.error", "non_real_text_marker:dry run", '"Dry run only"'),
+        ]
+
+    def test_a_list_or_a_text_alone_is_scanned_too(self) -> None:
+        assert list(scan(["ok", ["demo mode on"]])) == [
+            ("$[1][0]", "non_real_text_marker:demo mode", '"demo mode on"')
+        ]
+        assert list(scan("bundled smoke test")) == [
+            ("$", "non_real_text_marker:bundled smoke", '"bundled smoke test"')
+        ]
+        assert list(scan({"score": 0.5, "values": [1, 2.0, None, True]})) == []
