@@ -115,9 +115,9 @@ def raw_executemany(db_path: Path, rows: list[tuple[Any, ...]]) -> Timed:
     return elapsed
 
 
-def full_path(db_path: Path, paths: list[Path]) -> tuple[Timed, float, int, int]:
-    """Seconds in all (wall and CPU), wall seconds in import alone (catch_up is the rest),
-    events stored, and ledger bytes (db plus WAL)."""
+def full_path(db_path: Path, paths: list[Path]) -> tuple[Timed, Timed, int, int]:
+    """Seconds in all (wall and CPU), seconds in import alone (wall and CPU; catch_up is
+    the rest), events stored, and ledger bytes (db plus WAL)."""
     with build(Settings(db_path=db_path)) as services:
         services.runner.catch_up()  # create the read models first: time the steady state
         importer = Importer(services.ledger)
@@ -126,11 +126,11 @@ def full_path(db_path: Path, paths: list[Path]) -> tuple[Timed, float, int, int]
             report = importer.import_file(path, group=None)
             if report.state != "imported":
                 raise SystemExit(f"{path}: {report.state}: {report.message}")
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), cpu_seconds()
         services.runner.catch_up()
         t2, c2 = time.perf_counter(), cpu_seconds()
         events = services.runner.head_position()  # one fresh ledger: last position = count
-    return Timed(t2 - t0, c2 - c0), t1 - t0, events, db_bytes(db_path)
+    return Timed(t2 - t0, c2 - c0), Timed(t1 - t0, c1 - c0), events, db_bytes(db_path)
 
 
 def summary(label: str, times: list[Timed], cells: int) -> str:
@@ -173,7 +173,7 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchledger-ingest-"))
     plain: list[Timed] = []
     full: list[Timed] = []
-    imports: list[float] = []
+    imports: list[Timed] = []
     raw: list[Timed] = []
     try:
         paths, n_runs = write_inputs(work / "input", args.cells, args.run_size, args.runs_per_file)
@@ -196,14 +196,19 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     n = args.cells
-    share = 100 * statistics.median(imports) / statistics.median(t.wall for t in full)
+    share = (
+        100 * statistics.median(t.wall for t in imports) / statistics.median(t.wall for t in full)
+    )
+    cpu_share = (
+        100 * statistics.median(t.cpu for t in imports) / statistics.median(t.cpu for t in full)
+    )
     raw_ratio = statistics.median(t.wall for t in raw) / statistics.median(t.wall for t in full)
     lines = [
         f"cells: {n:,} in {n_runs:,} runs of <= {args.run_size} ({len(paths)} files), "
         f"{args.repeat} interleaved repeats",
         summary("benchledger import (parse, events, projections)", full, n),
         f"  of which import (events appended): {share:.0f}%, catch_up (projections): "
-        f"{100 - share:.0f}% (wall)",
+        f"{100 - share:.0f}% (wall); {cpu_share:.0f}% and {100 - cpu_share:.0f}% (CPU)",
         summary("plain importer (json.loads, indexed runs+cells)", plain, n),
         *ratios("benchledger/plain", plain, full, GOAL),
         "context: " + summary("raw executemany of pre-built tuples", raw, n).strip(),

@@ -43,6 +43,10 @@ class TestBenchmarkScripts:
     def test_ingest_prints_its_ratio_against_the_plain_importer(self) -> None:
         out = run_script("ingest.py", "--cells", "600", "--run-size", "200", "--repeat", "1")
         assert "RATIO benchledger/plain" in out
+        # Where the CPU went: the import's share and the catch-up's, beside the wall split.
+        assert re.search(
+            r"catch_up \(projections\): [0-9]+% \(wall\); [0-9]+% and [0-9]+% \(CPU\)", out
+        )
 
     def test_rebuild_prints_its_ratio_against_the_plain_rebuild(self) -> None:
         out = run_script("rebuild.py", "--cells", "600", "--run-size", "200", "--repeat", "1")
