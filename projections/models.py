@@ -53,10 +53,9 @@ SEEN = (
     f"{_alias('alias_reason')}, {_alias('alias_by')}, ?) "
     "ON CONFLICT(name) DO UPDATE SET runs = runs + 1"
 )
-STAMP = (
-    "UPDATE [{runs}] SET model_id = (SELECT model_id FROM [{models}] WHERE name = ?) "
-    "WHERE run_id = ?"
-)
+# The model id a run of the model named by its parameter carries.
+MODEL_ID = "(SELECT model_id FROM [{models}] WHERE name = ?)"
+STAMP = f"UPDATE [{{runs}}] SET model_id = {MODEL_ID} WHERE run_id = ?"
 ALIAS_NAME = (
     "INSERT OR IGNORE INTO [{models}] (name, model_id, provider, joined_by, rule, rule_id, "
     "runs, position) VALUES (?, ?, ?, 'alias', ?, ?, 0, ?)"
@@ -71,12 +70,18 @@ RESTAMP = (
 )
 
 
-def run_seen(run_id: str, model: str, position: int) -> Iterator[Change]:
-    """A run's stated model listed under its id, and the run stamped with that id."""
+def seen(model: str, position: int) -> Change:
+    """A run's stated model listed under its id (counted once more if listed); a run
+    inserted after it reads its id with `MODEL_ID`."""
     found = resolve_model(model)
     rid = found.model_id
     provider, rule = found.provider, found.rule
-    yield SEEN, (model, rid, rid, rid, provider, rid, rid, rule, rule, rid, rid, rid, position)
+    return SEEN, (model, rid, rid, rid, provider, rid, rid, rule, rule, rid, rid, rid, position)
+
+
+def run_seen(run_id: str, model: str, position: int) -> Iterator[Change]:
+    """A run's stated model listed under its id, and the run stamped with that id."""
+    yield seen(model, position)
     yield STAMP, (model, run_id)
 
 

@@ -117,9 +117,9 @@ INSERT = (
     "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, account, "
     "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position, "
     "code_versions, benchmark_version, benchmarks_commit, benchmarks_dirty, agent_version, "
-    "agent_commit) "
+    "agent_commit, agent_id, harness, model_id) "
     "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {models.MODEL_ID})"
 )
 # A run imported whole (`RunImported`): `INSERT` with how it ended (`FINISH`).
 IMPORTED = (
@@ -129,10 +129,11 @@ IMPORTED = (
     "source, source_format, source_path, source_sha256, command, cwd, host, run_dir, account, "
     "provenance, lease_expires_at, last_heard_at, recorded_at, updated_at, last_position, "
     "code_versions, benchmark_version, benchmarks_commit, benchmarks_dirty, agent_version, "
-    "agent_commit, score, unit, higher_is_better, metrics, tokens, duration_seconds, "
-    "exit_code, error, ended_at, artifacts) "
+    "agent_commit, agent_id, harness, model_id, score, unit, higher_is_better, metrics, "
+    "tokens, duration_seconds, exit_code, error, ended_at, artifacts) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0, 0, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {models.MODEL_ID}, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 ADD_CELLS = (
     "UPDATE [{runs}] SET cells = cells + ?, cells_passed = cells_passed + ?, "
@@ -340,12 +341,15 @@ class RunsProjection(Projection):
                 *stated_versions(event.code_versions, event.provenance).values(),
             )
             who = (run_id, event.run_key, event.benchmark, event.agent, event.provider, event.model)
+            # The model's name is listed first, so the run's row is inserted whole: its
+            # agent's identity and the model's id with it, not stamped afterwards.
+            yield models.seen(event.model, pos)
+            identified = (*agent_identity(event.agent, event.source_format), event.model)
             if isinstance(event, RunImported):
-                yield IMPORTED, (*who, event.status.value, *started, *_ended(envelope, event))
+                status = event.status.value
+                yield IMPORTED, (*who, status, *started, *identified, *_ended(envelope, event))
             else:
-                yield INSERT, (*who, *started)
-            yield from models.run_seen(run_id, event.model, pos)
-            yield IDENTIFY, (*agent_identity(event.agent, event.source_format), run_id)
+                yield INSERT, (*who, *started, *identified)
         elif isinstance(event, RunFinished):
             yield FINISH, (event.status.value, *_ended(envelope, event), at, pos, run_id)
         elif isinstance(event, RunFactsAdded):
