@@ -27,7 +27,7 @@ from benchledger.domain.records import (
     SkipRecord,
 )
 from benchledger.domain.secret_names import names_a_secret
-from benchledger.domain.secrets import MASK, config_secrets, mask_value
+from benchledger.domain.secrets import MASK, config_secrets, mask_value, masks_nothing
 
 R = TypeVar("R")
 M = TypeVar("M", bound=Record)
@@ -128,17 +128,20 @@ def _masked_run(record: RunRecord) -> RunRecord:
     header = record.header
     hunted = config_secrets(header.config) if header.config else []
     update: dict[str, Any] = {}
-    for name in ("metrics", "provenance", "error"):
-        value = getattr(header, name)
-        masked = mask_value(value)
+    supplement = record.supplement
+    # Most runs hold nothing to mask: one look at all four tells so.
+    if hunted or not masks_nothing((header.metrics, header.provenance, header.error, supplement)):
+        for name in ("metrics", "provenance", "error"):
+            value = getattr(header, name)
+            masked = mask_value(value)
+            if hunted:
+                masked = _hunt(masked, hunted)
+            if masked is not value:
+                update[name] = masked
+        supplement = mask_value(supplement)
         if hunted:
-            masked = _hunt(masked, hunted)
-        if masked is not value:
-            update[name] = masked
+            supplement = _hunt(supplement, hunted)
     cells = masked_cells(record.cells, hunted)
-    supplement = mask_value(record.supplement)
-    if hunted:
-        supplement = _hunt(supplement, hunted)
     if not update and cells is record.cells and supplement is record.supplement:
         return record
     # Copied anew, not with `model_copy`: a copy would share what the stated header
@@ -161,6 +164,8 @@ def _fields(record: Any) -> dict[str, Any]:
 
 
 def _masked_fields(record: M, names: Sequence[str]) -> M:
+    if masks_nothing(getattr(record, name) for name in names):
+        return record
     update = {}
     for name in names:
         value = getattr(record, name)

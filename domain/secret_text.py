@@ -19,6 +19,8 @@ secret-looking names, private key blocks and well-known key shapes, masked in pl
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from benchledger.domain.secret_names import (
     could_be_secret,
@@ -84,7 +86,29 @@ _HINTS = (
     "bearer", "cookie", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
     "hf_", "xox", "akia", "asia", "aiza", "eyj",
 )  # fmt: skip
-_HINTED = re.compile("|".join(re.escape(hint) for hint in _HINTS))
+
+
+def _any_of(words: Iterable[str]) -> str:
+    """A pattern matching any of `words`, with the prefixes they share written once
+    (`pass(?:phrase|w)`): Python's re tries each alternative of a group at each place
+    in the text, so a group of twenty-five words costs twice one of their first letters."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""  # a word ends here: what follows it holds it too
+        branches = [re.escape(char) + pattern(node[char]) for char in sorted(node)]
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return pattern(tree)
+
+
+_HINTED = re.compile(_any_of(_HINTS))
 _SHAPE_HINTS = re.compile(r"sk-|gh[pousr]_|github_pat_|glpat-|hf_|xox|AKIA|ASIA|AIza|eyJ")
 
 Span = tuple[int, int, str]
@@ -112,6 +136,18 @@ def mask_text(text: str) -> str:
     if _SHAPE_HINTS.search(text):
         spans.extend((m.start(), m.end(), MASK) for m in KNOWN_KEY.finditer(text))
     return _replaced(text, spans) if spans else text
+
+
+def any_hinted(texts: list[str]) -> bool:
+    """Whether `mask_text` could mask anything in any of the texts: one search of them
+    joined (a line break is in no hint, so joining makes no hint that was not there);
+    long texts one by one, rather than copied twice more."""
+    if sum(map(len, texts)) > _JOINED_AT_MOST:
+        return any(_HINTED.search(_lowered(text)) is not None for text in texts)
+    return _HINTED.search(_lowered("\n".join(texts))) is not None
+
+
+_JOINED_AT_MOST = 1 << 20
 
 
 def _lowered(text: str) -> str:

@@ -36,7 +36,7 @@ real value before masking: different secrets are different work.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from benchledger.domain.secret_names import (
@@ -46,7 +46,7 @@ from benchledger.domain.secret_names import (
     name_strength,
     names_a_secret,
 )
-from benchledger.domain.secret_text import KNOWN_KEY, MASK, mask_text
+from benchledger.domain.secret_text import KNOWN_KEY, MASK, any_hinted, mask_text
 
 __all__ = [
     "KNOWN_KEY",
@@ -58,6 +58,7 @@ __all__ = [
     "mask_text",
     "mask_value",
     "masks",
+    "masks_nothing",
     "name_strength",
 ]
 
@@ -71,6 +72,11 @@ def mask_value(value: Any, name: str = "") -> Any:
     """`value` given under `name`, with its secrets masked: the value itself (not a copy)
     when it holds none, so that what has nothing to mask costs no copy. Concrete types
     are tested first: this runs on every value an import records."""
+    return _masked(value, name, True)
+
+
+def _masked(value: Any, name: str, quick: bool) -> Any:
+    """`mask_value`; `quick`: an object is first looked at whole (`_masked_items`)."""
     kind = type(value)
     if kind is int or kind is float:
         return MASK if name and names_a_secret(name) else value
@@ -81,9 +87,9 @@ def mask_value(value: Any, name: str = "") -> Any:
     if kind is dict or isinstance(value, Mapping):
         if name and names_a_secret(name) and name_strength(name) == "strong":
             return _every_leaf(value)
-        return _masked_items(value)
+        return _masked_items(value, quick)
     if kind is list or kind is tuple:
-        items = [mask_value(item, name) for item in value]
+        items = [_masked(item, name, quick) for item in value]
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return items if kind is list else tuple(items)
@@ -92,15 +98,101 @@ def mask_value(value: Any, name: str = "") -> Any:
     return value
 
 
-def _masked_items(value: Mapping[Any, Any]) -> Mapping[Any, Any]:
+def _masked_items(value: Mapping[Any, Any], quick: bool) -> Mapping[Any, Any]:
+    """The object with its secrets masked. Most objects an import records have none: one
+    walk over it (`_names_mask_nothing`) and one search of its strings tell so, where a
+    value-by-value masking costs several calls each. When they cannot tell, the values
+    inside are masked one by one, without a second such look."""
+    if quick and type(value) is dict:
+        texts: list[str] = []
+        if _names_mask_nothing(value, texts) and not any_hinted(texts):
+            return value
     changed: dict[Any, Any] | None = None
     for key, item in value.items():
-        masked = mask_value(item, key if type(key) is str else str(key))
+        masked = _masked(item, key if type(key) is str else str(key), False)
         if masked is not item:
             if changed is None:
                 changed = dict(value)
             changed[key] = masked
     return value if changed is None else changed
+
+
+def masks_nothing(values: Iterable[Any]) -> bool:
+    """Whether `mask_value` would return each of the values itself, told by one look at
+    them all (`_masked_items`); False only means: mask them."""
+    texts: list[str] = []
+    return all(_names_nothing("", value, texts) for value in values) and not any_hinted(texts)
+
+
+def _names_mask_nothing(value: dict[Any, Any], texts: list[str]) -> bool:
+    """Whether no name in `value` masks what it names (nested objects and lists of plain
+    data included), gathering its strings into `texts`: then only a secret inside one of
+    them could be masked (`mask_text`), and all of them are searched at once. False for
+    anything else (a name that could mask, a key that is not a string, a subclass): then
+    each value is masked one by one."""
+    kinds = set(map(type, value.values()))
+    if kinds <= _NUMBERS and value.keys() <= _NOT_OWN_NAMES:
+        return True  # a group of counts (a run's token metrics), told in C
+    if kinds <= _FLAT and value.keys() <= _PLAIN_NAMES:
+        texts += [item for item in value.values() if type(item) is str]
+        return True
+    for key, item in value.items():
+        kind = type(item)
+        if kind is int or kind is float:
+            if key in _NOT_OWN_NAMES:
+                continue
+        elif kind is str:
+            if key in _PLAIN_NAMES:
+                texts.append(item)
+                continue
+        elif kind is dict:
+            if key in _NOT_OWN_NAMES:
+                if _names_mask_nothing(item, texts):
+                    continue
+                return False
+        elif kind is list and key in _PLAIN_NAMES and set(map(type, item)) <= _STR:
+            texts.extend(item)
+            continue
+        elif item is None or kind is bool:
+            continue
+        if type(key) is not str or not _names_nothing(key, item, texts):
+            return False
+    return True
+
+
+def _names_nothing(name: str, item: Any, texts: list[str]) -> bool:
+    """`_names_mask_nothing` of one value given under `name` (as `mask_value` judges it),
+    remembering the names found to mask nothing."""
+    plain = not name or name_strength(name) is None
+    own = not plain and names_a_secret(name)
+    if len(_NOT_OWN_NAMES) < 10_000:
+        if plain:
+            _PLAIN_NAMES.add(name)
+        if not own:
+            _NOT_OWN_NAMES.add(name)
+    kind = type(item)
+    if kind is str:
+        if plain:
+            texts.append(item)
+        return plain
+    if kind is int or kind is float:
+        return not own
+    if item is None or kind is bool:
+        return True
+    if kind is dict:
+        return not own and _names_mask_nothing(item, texts)
+    if kind is list or kind is tuple:
+        return all(_names_nothing(name, x, texts) for x in item)
+    return False
+
+
+# Names under which no value is masked (`name_strength` None), and those under which no
+# number or object is (not `names_a_secret`), as an import's objects repeat them.
+_PLAIN_NAMES: set[str] = set()
+_NOT_OWN_NAMES: set[str] = set()
+_STR = frozenset({str})
+_NUMBERS = frozenset({int, float, bool, type(None)})
+_FLAT = _NUMBERS | _STR
 
 
 def _every_leaf(value: Any) -> Any:

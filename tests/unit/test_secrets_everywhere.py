@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import os
+import random
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.execution.secrets import Redactor, secret_values, spellings
+from benchledger.domain import secret_text, secrets
 from benchledger.domain.masked_records import masked_cells, masked_record
 from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus, SkipRecord
 from benchledger.domain.secrets import MASK, mask_config, mask_text, mask_value
@@ -63,6 +66,75 @@ class TestSecretNamesWhateverTheShape:
     def test_what_holds_nothing_to_mask_is_returned_itself(self) -> None:
         value: dict[str, Any] = {"a": [1, "text", {"b": "c"}], "n": 2.5}
         assert mask_value(value) is value
+
+
+class TestObjectsLookedAtWhole:
+    """An object is first looked at whole (its names, then all its strings in one search);
+    whatever that look lets through, the value-by-value masking would have kept."""
+
+    NESTED_SECRETS: tuple[Any, ...] = (
+        {"source_columns": {"cwd": "/srv", "env": {"gh_pat": "abcd1234efgh"}}},
+        {"a": {"b": [{"c": 1}, {"hf_token": "hf_abcdefghijklmnopqrstu1"}]}},
+        {"run": {"pin": 1, "args": ["--limit", "50", "--api-key=q1w2e3r4t5y6"]}},
+        {"token_metrics": {"total_tokens": 9701, "refresh_token": 12345678}},
+        {"a": ("plain", "https://user:hunter22@example.com/v1")},
+        {"a": [["nested", "Bearer abcdefgh12345678"]]},
+        {"a": {"credentials": {"user": "bob"}}},
+        {"n": 1, 7: "sk-abcdefghijklmnop12345678"},
+        {"n": 1, "log": "x" * 5000 + " password=hunter2hunter2"},
+        {"n": 1, "logs": ["x" * (1 << 20), "password=hunter2hunter2"]},
+    )
+
+    @pytest.mark.parametrize("value", NESTED_SECRETS)
+    def test_a_secret_deep_inside_plain_names_is_masked(self, value: dict[Any, Any]) -> None:
+        masked = mask_value(value)
+        assert masked is not value
+        assert MASK in repr(masked)
+        assert masked == secrets._masked(value, "", False)  # as masked value by value
+
+    def test_an_object_with_nothing_to_mask_has_its_strings_searched_once(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls: list[str] = []
+        real = secrets.mask_text
+
+        def counted(text: str) -> str:
+            calls.append(text)
+            return real(text)
+
+        monkeypatch.setattr(secrets, "mask_text", counted)
+        value: dict[str, Any] = {
+            "token_metrics": {"total_tokens": 9701, "telemetry_missing": False},
+            "command": ["python", "-m", "benchmarks.bfcl", "--limit", "50"],
+            "cwd": "/srv/eliza/benchmarks/bfcl",
+            "artifacts": ["/srv/eliza/benchmark_results/rg_1/output"],
+            "score": 0.5,
+            "error": None,
+        }
+        assert mask_value(value) is value
+        assert calls == []
+        value["cwd"] = "https://user:hunter22@example.com/v1"
+        assert mask_value(value)["cwd"] == f"https://user:{MASK}@example.com/v1"
+        assert len(calls) == 7  # then each string on its own
+
+
+class TestHintsOfSecretsInText:
+    def test_the_hints_pattern_finds_what_any_hint_alone_finds(self) -> None:
+        rng = random.Random(39)
+        texts = [f"x{hint}y" for hint in secret_text._HINTS]
+        texts += [hint[:-1] for hint in secret_text._HINTS]
+        alphabet = "abcehikopstuwxyz:/-_ "
+        texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 40))) for _ in range(20_000)]
+        for text in texts:
+            found = secret_text._HINTED.search(text) is not None
+            assert found == any(hint in text for hint in secret_text._HINTS), text
+
+    def test_a_word_that_begins_another_stands_for_both(self) -> None:
+        pattern = re.compile(secret_text._any_of(["key", "keyword", "token", "to"]))
+        assert pattern.pattern == "(?:key|to)"
+        assert [bool(pattern.search(t)) for t in ("keyw", "ke", "t", "tox")] == [
+            True, False, False, True
+        ]  # fmt: skip
 
 
 class TestSecretsInText:
@@ -173,6 +245,26 @@ class TestMaskedRecords:
             for i in range(50)
         ]
         assert masked_cells(cells) is cells
+
+    @pytest.mark.parametrize(
+        ("field", "value", "masked"),
+        [("metrics", {"run": {"gh_pat": "abcd1234efgh"}}, {"run": {"gh_pat": MASK}}),
+         ("provenance", {"argv": ["--token=abcd1234efgh"]}, {"argv": [f"--token={MASK}"]}),
+         ("error", "Bearer abcdefgh12345678", f"Bearer {MASK}")],
+    )  # fmt: skip
+    def test_one_secret_among_a_run_with_nothing_else_to_mask_is_masked(
+        self, field: str, value: Any, masked: Any
+    ) -> None:
+        plain = record({"n": 3}, {"log": "fine"})
+        header = plain.header.model_copy(update={"error": None, "provenance": {}, field: value})
+        assert getattr(
+            masked_record(plain.model_copy(update={"header": header})).header, field
+        ) == (masked)
+
+    def test_a_secret_in_a_run_supplement_is_masked(self) -> None:
+        plain = record({"n": 3}, {"log": "fine"})
+        stated = plain.model_copy(update={"supplement": {"note": "token=abcd1234efgh"}})
+        assert masked_record(stated).supplement == {"note": f"token={MASK}"}
 
     def test_a_skip_detail_is_masked(self) -> None:
         skip = SkipRecord(benchmark="b", agent="a", reason="r", detail="Bearer abcdefgh1234")
