@@ -20,6 +20,8 @@ The rule, for config keys, metrics, provenance, command options and environment 
   number becomes the mask, a string: the value is gone, its type with it.
 - Under a secret's own name, a nested object or list is masked leaf by leaf (its keys
   and shape stay); elsewhere each nested key is judged by its own name.
+- A command kept as a list (`["run", "--api-key", "X"]`): the value after an option
+  alone is judged under the option's name, as `mask_argv` judges a command line.
 - In any string (`secret_text`): a URL's password (`https://user:[REDACTED]@host`,
   the user kept), `Authorization:` and `X-Api-Key:` values, `name=value` of a
   secret-looking name (lm-eval's `model_args`), private key blocks, JWTs and the
@@ -90,12 +92,47 @@ def _masked(value: Any, name: str, quick: bool) -> Any:
         return _masked_items(value, quick)
     if kind is list or kind is tuple:
         items = [_masked(item, name, quick) for item in value]
+        _mask_option_values(value, items)
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return items if kind is list else tuple(items)
     if isinstance(value, str):  # an enum's value, say
         return MASK if name and masks(name, value) else mask_text(value)
     return value
+
+
+def _mask_option_values(value: list[Any] | tuple[Any, ...], items: list[Any]) -> None:
+    """A command line kept as a list (`["run", "--api-key", "X"]`): each value that
+    follows an option on its own is masked in `items` as the option's name says, as it
+    would be under that name (`--api-key=X` is masked within its string)."""
+    for i in _secret_option_values(value):
+        items[i] = MASK
+
+
+def _secret_option_values(value: list[Any] | tuple[Any, ...]) -> list[int]:
+    """Where in `value` a string follows an option alone (`--token X`, not `--token=X`)
+    whose name masks it."""
+    return [
+        i + 1
+        for i in _options_naming_secrets(value)
+        if i + 1 < len(value)
+        and type(following := value[i + 1]) is str
+        and not following.startswith("-")
+        and masks(value[i], following)
+    ]
+
+
+def _options_naming_secrets(value: list[Any] | tuple[Any, ...]) -> list[int]:
+    """Where `value` holds an option alone (`--token`, not `--token=X`) whose name could
+    name a secret."""
+    return [
+        i
+        for i, item in enumerate(value)
+        if type(item) is str
+        and item[:1] == "-"
+        and "=" not in item
+        and name_strength(item) is not None
+    ]
 
 
 def _masked_items(value: Mapping[Any, Any], quick: bool) -> Mapping[Any, Any]:
@@ -150,7 +187,12 @@ def _names_mask_nothing(value: dict[Any, Any], texts: list[str]) -> bool:
                 if _names_mask_nothing(item, texts):
                     continue
                 return False
-        elif kind is list and key in _PLAIN_NAMES and set(map(type, item)) <= _STR:
+        elif (
+            kind is list
+            and key in _PLAIN_NAMES
+            and set(map(type, item)) <= _STR
+            and not _options_naming_secrets(item)
+        ):
             texts.extend(item)
             continue
         elif item is None or kind is bool:
@@ -182,7 +224,9 @@ def _names_nothing(name: str, item: Any, texts: list[str]) -> bool:
     if kind is dict:
         return not own and _names_mask_nothing(item, texts)
     if kind is list or kind is tuple:
-        return all(_names_nothing(name, x, texts) for x in item)
+        return not _options_naming_secrets(item) and all(
+            _names_nothing(name, x, texts) for x in item
+        )
     return False
 
 
@@ -218,5 +262,6 @@ def _found(value: Any, name: str = "") -> Iterator[str]:
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _found(item, name)
+        yield from (value[i] for i in _secret_option_values(value) if could_be_secret(value[i]))
     elif isinstance(value, str) and masks(name, value) and could_be_secret(value):
         yield value

@@ -46,6 +46,7 @@ SECRETS: dict[str, tuple[Any, Any]] = {
     "private_key": ("privKeyMaterial99", "plain"),
     "access_key": ("AccessKeyValue77x", "plain"),
     "args_api_key": ("apiKeyInArgs987", "dummy"),
+    "argv_api_key": ("q1w2e3r4t5y6u7i8", "dummy"),
     "pem": (PEM_BODY, "no key"),
 }
 
@@ -173,7 +174,9 @@ def orchestrator(path: Path, secret: bool) -> Path:
         extra_config={"agent": "eliza", "api_key": s("args_api_key"), "hf_token": s("hf")},
         metrics={"n": 10, "return_code": 0, "password": s("password_number"), "log": s("slack")},
     )
-    row["command_json"] = json.dumps(["python", "-m", "bfcl", "--api-key", s("openai")])
+    row["command_json"] = json.dumps(
+        ["python", "-m", "bfcl", "--api-key", s("openai"), "--hf-token", s("argv_api_key")]
+    )
     row["error"] = f"POST {url(secret)} failed: Authorization: Bearer {s('bearer')}"
     return make_db(path, [row])
 

@@ -68,6 +68,52 @@ class TestSecretNamesWhateverTheShape:
         assert mask_value(value) is value
 
 
+class TestCommandLinesKeptAsLists:
+    """A command recorded as a list (an orchestrator row's `command_json`, a run's argv):
+    the value after an option naming a secret is masked as that name says, whatever its
+    shape; options and values that name none stay."""
+
+    @pytest.mark.parametrize(
+        ("command", "masked_at"),
+        [
+            (["python", "-m", "bfcl", "--api-key", "q1w2e3r4t5y6"], 4),
+            (["run", "--hf-token", "abcdefgh12345678", "--limit", "5"], 2),
+            (("serve", "--password", "hunter2"), 2),
+            (["x", "--client-secret", "s3cr3tValue"], 2),
+        ],
+    )
+    def test_the_value_after_a_secret_option_is_masked(
+        self, command: list[str] | tuple[str, ...], masked_at: int
+    ) -> None:
+        for value, found in ((command, mask_value(command)), (command, None)):
+            held = {"command": value, "n": 1}
+            masked = mask_value(held)["command"] if found is None else found
+            assert masked[masked_at] == MASK, masked
+            assert [m for i, m in enumerate(masked) if i != masked_at] == [
+                c for i, c in enumerate(command) if i != masked_at
+            ]
+            assert type(masked) is type(command)
+        assert not secrets.masks_nothing([{"command": command}])
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ["--model", "gpt-4o", "--max-tokens", "4096"],
+            ["--sort-key", "score", "--token", "--verbose"],
+            ["--api-key"],
+            ["eval", "--auth-mode", "none"],
+        ],
+    )
+    def test_options_naming_no_secret_and_flags_stay(self, command: list[str]) -> None:
+        assert mask_value(command) is command
+        held = {"command": command}
+        assert mask_value(held) is held
+
+    def test_a_secret_option_value_is_hunted_elsewhere(self) -> None:
+        config = {"argv": ["run", "--api-key", "q1w2e3r4t5y6"]}
+        assert secrets.config_secrets(config) == ["q1w2e3r4t5y6"]
+
+
 class TestObjectsLookedAtWhole:
     """An object is first looked at whole (its names, then all its strings in one search);
     whatever that look lets through, the value-by-value masking would have kept."""
