@@ -43,6 +43,9 @@ Portable = tuple[type[BaseException], tuple[Any, ...], dict[str, Any]]
 FREE_CORE_LOAD = 0.5
 # The load average's window: a process busy for `t` seconds shows in it as 1 - e^(-t/60).
 LOAD_WINDOW = 60.0
+# How long the cores are watched to tell how busy they are now (`busy_cores`): a tenth
+# of a second of wall time, no CPU, before work that runs for seconds.
+SAMPLE_SECONDS = 0.1
 
 
 def can_fork() -> bool:
@@ -60,11 +63,52 @@ def core_to_spare() -> bool:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
+    if cores < 2:
+        return False
+    measured = busy_cores()
+    if measured is not None:
+        return spare_core(cores, *measured)
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average: the cores alone tell
         load = 0.0
     return spare_core(cores, load, own_load())
+
+
+def busy_cores() -> tuple[float, float] | None:
+    """How many cores are busy now and how much of that is this process: both over
+    `SAMPLE_SECONDS`, from the kernel's count of each core's busy and idle time
+    (/proc/stat) and this process's own CPU time. None where /proc/stat cannot be read.
+    The load average would tell later: it still counts, for a minute, a process that
+    has just finished (an import right after another command would never fork)."""
+    try:
+        first, own_first, began = _core_times(), _own_seconds(), time.perf_counter()
+        time.sleep(SAMPLE_SECONDS)
+        second, own_second, ended = _core_times(), _own_seconds(), time.perf_counter()
+    except (OSError, ValueError, IndexError):
+        return None
+    busy, total, cores = second[0] - first[0], second[1] - first[1], second[2]
+    if total <= 0 or ended <= began:
+        return None
+    return cores * busy / total, (own_second - own_first) / (ended - began)
+
+
+def _core_times() -> tuple[int, int, int]:
+    """The busy and the total time of all cores so far (clock ticks), and how many
+    cores the kernel counts: from /proc/stat's `cpu` and `cpuN` lines. Idle and waiting
+    for the disk are not busy; everything else (a guest's stolen time too) is."""
+    with open("/proc/stat", "rb") as f:
+        lines = f.read().split(b"\n")
+    ticks = [int(t) for t in lines[0].split()[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    total = sum(ticks[:8])  # guest time is counted in user time already
+    cores = sum(1 for line in lines[1:] if line.startswith(b"cpu"))
+    return total - idle, total, cores
+
+
+def _own_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
 
 
 def own_load() -> float:

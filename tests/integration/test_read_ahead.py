@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -160,7 +162,7 @@ class TestParsedInAChild:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-        monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.0, 1.5))
+        monkeypatch.setattr(forked, "busy_cores", lambda: (1.9, 0.0))
         got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
         assert {r.header.run_key.split("-")[0] for r in got} == {str(os.getpid())}
 
@@ -168,7 +170,8 @@ class TestParsedInAChild:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-        monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.6, 1.5))
+        monkeypatch.setattr(forked, "busy_cores", lambda: (0.2, 0.0))
+        monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.0, 1.5))  # what has just ended
         monkeypatch.setattr(threading, "active_count", lambda: 1)  # other tests' threads
         got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
         assert {r.header.run_key.split("-")[0] for r in got} != {str(os.getpid())}
@@ -192,6 +195,30 @@ class TestACoreToSpare:
         self, cores: int, load: float, own: float, spare: bool
     ) -> None:
         assert forked.spare_core(cores, load, own) is spare
+
+    def test_without_the_cores_own_counts_the_load_average_tells(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+        monkeypatch.setattr(forked, "busy_cores", lambda: None)
+        monkeypatch.setattr(forked, "own_load", lambda: 0.0)
+        monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+        assert forked.core_to_spare() is False
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 1.0, 1.0))
+        assert forked.core_to_spare() is True
+
+    def test_a_busy_process_shows_in_the_cores_busy_now(self) -> None:
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(0.2)  # started and spinning
+            measured = forked.busy_cores()
+        finally:
+            busy.kill()
+            busy.wait()
+        assert measured is not None, "/proc/stat is read on Linux"
+        now, own = measured
+        assert now >= 0.7, measured  # the spinning process: about a core of its own
+        assert 0 <= own < 0.5, measured  # this process slept while the cores were watched
 
     def test_this_process_counts_its_own_part_of_the_load(self) -> None:
         began = time.process_time()
