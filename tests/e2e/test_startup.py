@@ -84,15 +84,23 @@ print(json.dumps(sorted(set({names!r}) & set(sys.modules))), file=sys.stderr)
 """
 
 
-def loaded_modules(*args: str, cwd: Path, names: tuple[str, ...]) -> list[str]:
+def probe_lines(script: str, *args: str, cwd: Path) -> list[str]:
+    """What a probe script, run as the CLI with `args` in a fresh interpreter, printed
+    to standard error, line by line."""
     result = subprocess.run(
-        [sys.executable, "-c", MODULES_PROBE.format(names=names), *args],
+        [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=120,
     )
-    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    return result.stderr.strip().splitlines()
+
+
+def loaded_modules(*args: str, cwd: Path, names: tuple[str, ...]) -> list[str]:
+    loaded: list[str] = json.loads(
+        probe_lines(MODULES_PROBE.format(names=names), *args, cwd=cwd)[-1]
+    )
     return loaded
 
 
@@ -124,28 +132,14 @@ print(json.dumps(state), file=sys.stderr)
 
 
 def collector_after(*args: str, cwd: Path) -> dict[str, object]:
-    result = subprocess.run(
-        [sys.executable, "-c", COLLECTOR_PROBE, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
-    *_, during, at_exit = result.stderr.strip().splitlines()
+    *_, during, at_exit = probe_lines(COLLECTOR_PROBE, *args, cwd=cwd)
     state: dict[str, object] = json.loads(during)
     state["frozen_at_exit"] = json.loads(at_exit)
     return state
 
 
 def loaded_heavy_modules(*args: str, cwd: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=heavy), *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
-    loaded: list[str] = json.loads(result.stderr.strip().splitlines()[-1])
+    loaded: list[str] = json.loads(probe_lines(PROBE.format(heavy=heavy), *args, cwd=cwd)[-1])
     return loaded
 
 
