@@ -92,7 +92,8 @@ def _masked(value: Any, name: str, quick: bool) -> Any:
         return _masked_items(value, quick)
     if kind is list or kind is tuple:
         items = [_masked(item, name, quick) for item in value]
-        _mask_option_values(value, items)
+        for i in _secret_option_values(value):  # a command kept as a list
+            items[i] = MASK
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return items if kind is list else tuple(items)
@@ -101,17 +102,10 @@ def _masked(value: Any, name: str, quick: bool) -> Any:
     return value
 
 
-def _mask_option_values(value: list[Any] | tuple[Any, ...], items: list[Any]) -> None:
-    """A command line kept as a list (`["run", "--api-key", "X"]`): each value that
-    follows an option on its own is masked in `items` as the option's name says, as it
-    would be under that name (`--api-key=X` is masked within its string)."""
-    for i in _secret_option_values(value):
-        items[i] = MASK
-
-
 def _secret_option_values(value: list[Any] | tuple[Any, ...]) -> list[int]:
-    """Where in `value` a string follows an option alone (`--token X`, not `--token=X`)
-    whose name masks it."""
+    """Where in `value` a string follows an option alone (`["--api-key", "X"]`, as a
+    command kept as a list holds it) whose name masks it, as it would under that name
+    (`--api-key=X` is masked within its string)."""
     return [
         i + 1
         for i in _options_naming_secrets(value)

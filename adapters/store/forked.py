@@ -65,9 +65,9 @@ def core_to_spare() -> bool:
         cores = os.cpu_count() or 1
     if cores < 2:
         return False
-    measured = busy_cores()
-    if measured is not None:
-        return spare_core(cores, *measured)
+    busy = busy_cores()
+    if busy is not None:  # this process slept while they were watched: all of it is others'
+        return spare_core(cores, busy)
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average: the cores alone tell
@@ -75,22 +75,19 @@ def core_to_spare() -> bool:
     return spare_core(cores, load, own_load())
 
 
-def busy_cores() -> tuple[float, float] | None:
-    """How many cores are busy now and how much of that is this process: both over
-    `SAMPLE_SECONDS`, from the kernel's count of each core's busy and idle time
-    (/proc/stat) and this process's own CPU time. None where /proc/stat cannot be read.
-    The load average would tell later: it still counts, for a minute, a process that
-    has just finished (an import right after another command would never fork)."""
+def busy_cores() -> float | None:
+    """How many cores are busy now: over `SAMPLE_SECONDS`, from the kernel's count of
+    each core's busy and idle time (/proc/stat); None where it cannot be read. The
+    load average would tell later: it still counts, for a minute, a process that has
+    just finished (an import right after another command would never fork)."""
     try:
-        first, own_first, began = _core_times(), _own_seconds(), time.perf_counter()
+        first = _core_times()
         time.sleep(SAMPLE_SECONDS)
-        second, own_second, ended = _core_times(), _own_seconds(), time.perf_counter()
+        second = _core_times()
     except (OSError, ValueError, IndexError):
         return None
     busy, total, cores = second[0] - first[0], second[1] - first[1], second[2]
-    if total <= 0 or ended <= began:
-        return None
-    return cores * busy / total, (own_second - own_first) / (ended - began)
+    return cores * busy / total if total > 0 else None
 
 
 def _core_times() -> tuple[int, int, int]:
@@ -104,11 +101,6 @@ def _core_times() -> tuple[int, int, int]:
     total = sum(ticks[:8])  # guest time is counted in user time already
     cores = sum(1 for line in lines[1:] if line.startswith(b"cpu"))
     return total - idle, total, cores
-
-
-def _own_seconds() -> float:
-    t = os.times()
-    return t.user + t.system
 
 
 def own_load() -> float:
@@ -132,9 +124,9 @@ def own_load() -> float:
 
 
 def spare_core(cores: int, load: float, own: float = 0.0) -> bool:
-    """Whether `cores` under a one-minute `load`, `own` of it this process's, leave a
-    child a core of its own: what others load fits in the cores this process and the
-    child leave them."""
+    """Whether `cores` with `load` of them busy (now, or the one-minute average), `own`
+    of it this process's, leave a child a core of its own: what others load fits in the
+    cores this process and the child leave them."""
     return cores >= 2 and load - own < cores - 2 + FREE_CORE_LOAD
 
 

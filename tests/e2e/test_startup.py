@@ -275,7 +275,7 @@ class TestWhatACommandLeavesToTheCollector:
         assert state["ledger"] is False
         assert state["enabled"] is True and state["frozen_after"] == 0
 
-    def test_recording_a_verdict_freezes_the_event_store_it_loaded(
+    def test_recording_a_verdict_freezes_the_event_store_and_exits_frozen(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
         db = tmp_path / "ledger.db"
@@ -283,13 +283,6 @@ class TestWhatACommandLeavesToTheCollector:
         state = collector_after("--db", str(db), "gate", "comparability", cwd=tmp_path)
         assert state["ledger"] is True and state["ledger_frozen"] is True
         assert state["enabled"] is True and state["frozen_after"] == 0
-
-    def test_the_process_exits_with_everything_frozen(
-        self, demo_ledger: Path, tmp_path: Path
-    ) -> None:
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
-        state = collector_after("--db", str(db), "gate", "comparability", cwd=tmp_path)
         assert isinstance(state["frozen_at_exit"], int) and state["frozen_at_exit"] > 0
         assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.db"]
 

@@ -162,7 +162,7 @@ class TestParsedInAChild:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-        monkeypatch.setattr(forked, "busy_cores", lambda: (1.9, 0.0))
+        monkeypatch.setattr(forked, "busy_cores", lambda: 1.9)
         got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
         assert {r.header.run_key.split("-")[0] for r in got} == {str(os.getpid())}
 
@@ -170,7 +170,7 @@ class TestParsedInAChild:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-        monkeypatch.setattr(forked, "busy_cores", lambda: (0.2, 0.0))
+        monkeypatch.setattr(forked, "busy_cores", lambda: 0.2)
         monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.0, 1.5))  # what has just ended
         monkeypatch.setattr(threading, "active_count", lambda: 1)  # other tests' threads
         got = list(read_ahead.read_ahead(lambda: from_pids(3), "f"))
@@ -216,9 +216,7 @@ class TestACoreToSpare:
             busy.kill()
             busy.wait()
         assert measured is not None, "/proc/stat is read on Linux"
-        now, own = measured
-        assert now >= 0.7, measured  # the spinning process: about a core of its own
-        assert 0 <= own < 0.5, measured  # this process slept while the cores were watched
+        assert measured >= 0.7, measured  # the spinning process: about a core of its own
 
     def test_this_process_counts_its_own_part_of_the_load(self) -> None:
         began = time.process_time()
