@@ -60,6 +60,8 @@ RUN_COLUMNS = (
 )
 CELL_COLUMNS = tuple(CELLS_TABLE.columns)
 
+BENCHMARKS = 5  # runs go round bench_0 .. bench_4
+
 
 def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -70,7 +72,7 @@ def run_line(rng: random.Random, index: int, score: float) -> dict[str, Any]:
     return {
         "type": "run",
         "run_key": f"bench-{index:07d}",
-        "benchmark": f"bench_{index % 5}",
+        "benchmark": f"bench_{index % BENCHMARKS}",
         "agent": AGENTS[index % len(AGENTS)],
         "provider": "cerebras",
         "model": "gpt-oss-120b",

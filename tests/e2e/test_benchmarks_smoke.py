@@ -68,6 +68,22 @@ class TestBenchmarkScripts:
             assert page in rows, page
         assert "query run_history" in rows and "events" in rows
         assert re.search(r"^[0-9]+ of [0-9]+ pages met the goal", out, re.M)
+        # Too few cells for 500 runs a benchmark at 100 cells a run: one cell a run.
+        assert "ledger of 200 cells: 200 runs of <= 1 cells" in out
+        assert "ledger of 400 cells: 400 runs of <= 1 cells" in out
+
+    def test_datasette_pages_small_ledger_draws_as_many_chart_points_as_the_large(
+        self,
+    ) -> None:
+        """The score chart draws a benchmark's newest 500 runs: at 10k cells the ledger has
+        runs of 4 cells, 500 of each benchmark; at 1M cells runs of 40."""
+        spec = importlib.util.spec_from_file_location("pages", BENCHMARKS / "datasette_pages.py")
+        assert spec is not None and spec.loader is not None
+        pages = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(pages)
+        small, large = pages.run_size_for(10_000, 40), pages.run_size_for(1_000_000, 40)
+        assert (small, large) == (4, 40)
+        assert 10_000 // small // pages.BENCHMARKS == pages.CHART_POINTS
 
     def test_scale_prints_import_and_rebuild_rows_per_size(self) -> None:
         out = run_script("scale.py", "--sizes", "300", "--run-size", "100")
@@ -179,9 +195,13 @@ class TestBenchmarkScripts:
     @pytest.mark.skipif(importlib.util.find_spec("mlflow") is None, reason="MLflow absent")
     def test_mlflow_peer_prints_both_ratios(self) -> None:
         out = run_script("mlflow_peer.py", "--workload", "2x10", "--latest-repeat", "1")
-        assert out.count("RATIO MLflow/benchledger CPU") == 4
+        assert out.count("RATIO MLflow/benchledger CPU") == 6
         for line in ("import, MLflow cells as metrics", "import, MLflow cells as table"):
             assert line in out
+        # The import both ways, the goal judged on the like-for-like one only.
+        assert out.count("benchledger import DIR in process, like MLflow") == 2
+        assert out.count("benchledger import DIR as a CLI process") == 2
+        assert out.count("(goal >= ") == 2 and out.count("(context)") == 2
         for way in ("in one process", "whole process"):
             assert f"latest per (benchmark, agent), {way}:" in out
 
