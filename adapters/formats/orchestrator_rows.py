@@ -55,6 +55,7 @@ read into one canonical spelling of the same facts (ORCHESTRATOR.md §1, §4, §
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -77,6 +78,9 @@ from benchledger.domain.publication import (
 from benchledger.domain.records import GroupRecord, RunHeader, RunRecord, RunStatus, SkipRecord
 
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
+# How a run's record is made of its header and its group's key, where the source states
+# more of the run than its row (the database's trajectory rows): in one validation.
+RecordOf = Callable[[RunHeader, str | None], RunRecord]
 SNAPSHOT_AGENTS = frozenset(
     {"eliza", "hermes", "openclaw", "smithers", "compare", "random_v1", *CALIBRATION_AGENTS}
 )
@@ -175,13 +179,15 @@ def read_row(
     kind: Kind = "snapshot",
     *,
     columns: dict[str, Any] | None = None,
+    record_of: RecordOf | None = None,
 ) -> RunRecord | SkipRecord | None:
     """The ledger's record of one source row: a run, a skip, or None for a run still in
     progress; a malformed row raises InputFormatError naming `where` + the field.
 
     `kind`: the file the row comes from; a JSON file's other columns are picked from
     its keys (the database's come as `source_columns` already). `columns`: what
-    `_columns` keeps of the row's `source_columns`, when the reader worked it out."""
+    `_columns` keeps of the row's `source_columns`, when the reader worked it out.
+    `record_of`: how a run's record is made of its header (by default, of it alone)."""
     if not isinstance(raw, dict):
         raise InputFormatError(path, "expected a JSON object (one run row)", field=where or None)
     run_id = raw.get("run_id")
@@ -189,7 +195,7 @@ def read_row(
     try:
         if kind != "database":
             raw = {**raw, "source_columns": _json_columns(raw, kind)}
-        return to_record(Row.model_validate(raw), kind, columns=columns)
+        return to_record(Row.model_validate(raw), kind, columns=columns, record_of=record_of)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
@@ -271,10 +277,15 @@ def _json_columns(raw: dict[str, Any], kind: Kind) -> dict[str, Any] | None:
 
 
 def to_record(
-    row: Row, kind: Kind = "database", *, columns: dict[str, Any] | None = None
+    row: Row,
+    kind: Kind = "database",
+    *,
+    columns: dict[str, Any] | None = None,
+    record_of: RecordOf | None = None,
 ) -> RunRecord | SkipRecord | None:
     """The ledger's record of a validated row (see the module docstring for the rules);
-    `columns`: `_columns(row.source_columns)`, when the caller has it already."""
+    `columns`: `_columns(row.source_columns)`, when the caller has it already;
+    `record_of`: how a run's record is made of its header (`read_row`)."""
     if row.status in OPEN_STATUSES:
         return None
     metrics = dict(row.metrics)
@@ -284,15 +295,15 @@ def to_record(
         return _skip(row, "missing_env", columns)
     recovered = metrics.get("reason") == STALE_REASON or (row.error or "").startswith(STALE_ERROR)
     if recovered and row.status in ("failed", "paused_unknown"):
-        return _run(row, RunStatus.RECOVERED, row.error, kind, columns)
+        return _run(row, RunStatus.RECOVERED, row.error, kind, columns, record_of)
     if row.status in SKIP_STATUSES:
         return _skip(row, row.status, columns)
     if row.status == "succeeded":
         repair = _repair_reason(row)
         if repair is not None:
-            return _run(row, RunStatus.FAILED, row.error or repair, kind, columns)
-        return _run(row, RunStatus.SUCCEEDED, row.error, kind, columns)
-    return _run(row, RunStatus.FAILED, row.error, kind, columns)
+            return _run(row, RunStatus.FAILED, row.error or repair, kind, columns, record_of)
+        return _run(row, RunStatus.SUCCEEDED, row.error, kind, columns, record_of)
+    return _run(row, RunStatus.FAILED, row.error, kind, columns, record_of)
 
 
 def _repair_reason(row: Row) -> str | None:
@@ -318,7 +329,12 @@ def _repair_reason(row: Row) -> str | None:
 
 
 def _run(
-    row: Row, status: RunStatus, error: str | None, kind: Kind, columns: dict[str, Any] | None
+    row: Row,
+    status: RunStatus,
+    error: str | None,
+    kind: Kind,
+    columns: dict[str, Any] | None,
+    record_of: RecordOf | None = None,
 ) -> RunRecord:
     metrics, tokens, metrics_stated = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
@@ -371,9 +387,11 @@ def _run(
     if row.duration_seconds is not None and math.isfinite(row.duration_seconds):
         stated["duration_seconds"] = max(0.0, row.duration_seconds)
     group = (row.source_columns or {}).get("run_group_id")
-    return RunRecord(
-        header=RunHeader(**stated), group_key=group if isinstance(group, str) and group else None
-    )
+    header = RunHeader(**stated)
+    key = group if isinstance(group, str) and group else None
+    if record_of is not None:
+        return record_of(header, key)
+    return RunRecord(header=header, group_key=key)
 
 
 def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:

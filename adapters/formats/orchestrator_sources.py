@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,7 +32,7 @@ from benchledger.adapters.formats.orchestrator_values import (
 )
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.publication import TELEMETRY_GROUPS
-from benchledger.domain.records import GroupRecord, RunRecord, SkipRecord, Turn
+from benchledger.domain.records import GroupRecord, RunHeader, RunRecord, SkipRecord, Turn
 
 Parsed = RunRecord | SkipRecord | GroupRecord
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -127,10 +128,10 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
         for turn in turn_rows:
             check_kept_as_is(name, "benchmark_run_trajectories", turn_names or (), turn, run_id)
     row, columns = _RunRow(_run_columns(names), values).row(name)
-    record = read_row(name, row, "benchmark_runs.", "database", columns=columns)
-    if isinstance(record, RunRecord) and turn_names is not None and turn_rows:
-        record = _turns(turn_names, turn_rows).record(name, record)
-    return record
+    record_of = None
+    if turn_names is not None and turn_rows:  # a run's turns, validated with its record
+        record_of = partial(_turns(turn_names, turn_rows).record, name)
+    return read_row(name, row, "benchmark_runs.", "database", columns=columns, record_of=record_of)
 
 
 def unit_weight(unit: Unit) -> int:
@@ -176,14 +177,14 @@ class _Turns(NamedTuple):
     fields: tuple[tuple[str, int], ...]
     rows: list[tuple[Any, ...]]
 
-    def record(self, path: str, record: RunRecord) -> RunRecord:
-        """`record` with these rows as its turns, each validated as strictly as by
-        `Turn.model_validate(..., strict=True)`, in the one validation of the record
-        (which it passes otherwise: its other fields are a record's); the first bad turn
-        is named."""
+    def record(self, path: str, header: RunHeader, group_key: str | None) -> RunRecord:
+        """The run's record: `header` with these rows as its turns, each validated as
+        strictly as by `Turn.model_validate(..., strict=True)`, in the one validation of
+        the record (which it passes otherwise: its other fields are a record's); the
+        first bad turn is named."""
         turns = tuple({k: row[i] for k, i in self.fields} for row in self.rows)
-        stated = {"header": record.header, "cells": record.cells, "turns": turns}
-        stated.update(supplement=record.supplement, group_key=record.group_key)
+        stated = {"header": header, "cells": (), "turns": turns}
+        stated.update(supplement={}, group_key=group_key)
         try:
             return RunRecord.model_validate(stated, strict=True)
         except ValidationError as e:

@@ -16,6 +16,7 @@ import pytest
 from benchledger.adapters import formats
 from benchledger.adapters.formats import orchestrator_sources
 from benchledger.domain.errors import InputFormatError
+from benchledger.domain.records import RunRecord
 from tests.conftest import Invoke
 from tests.unit.test_format_orchestrator import db_row, make_db
 
@@ -259,6 +260,34 @@ class TestTrajectories:
         result = invoke("import", str(source), expect=1)
         assert "benchmark_run_trajectories.prompt_tokens" in result.stdout + result.stderr
         assert stored_events(db) == before
+
+
+class _CountingValidator:
+    """A model's validator that counts the validations it does."""
+
+    def __init__(self, validator: Any) -> None:
+        self.validator = validator
+        self.calls = 0
+
+    def validate_python(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.validator.validate_python(*args, **kwargs)
+
+
+class TestTrajectoriesParsed:
+    def test_a_run_with_trajectory_rows_is_validated_as_a_record_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        [row] = [r for r in many_rows(1) if r["run_id"].startswith("run_")]
+        turns = [(row["run_id"], "t.jsonl", i, 10, 2, 12, 0, 0, 5.0, 40) for i in range(3)]
+        source = with_turns(make_db(tmp_path / "orchestrator.sqlite", [row]), turns)
+        [unit] = orchestrator_sources.stream_units(source)
+        counting = _CountingValidator(RunRecord.__pydantic_validator__)
+        monkeypatch.setattr(RunRecord, "__pydantic_validator__", counting)
+        record = orchestrator_sources.parse_unit(str(source), unit)
+        assert isinstance(record, RunRecord)
+        assert [(t.turn_index, t.prompt_chars) for t in record.turns] == [(0, 40), (1, 40), (2, 40)]
+        assert counting.calls == 1
 
 
 class TestDatabaseFactsAreKept:
