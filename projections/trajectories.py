@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
 from benchledger.domain.run import RunImported, TrajectoryRecorded
 from benchledger.projections import versions
@@ -30,6 +31,8 @@ INSERT = (
     f"INSERT INTO [{{turns}}] (run_id, {', '.join(COLUMNS)}) "
     f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})"
 )
+# A turn's values in COLUMNS' order, read in one call.
+_VALUES = attrgetter(*COLUMNS)
 
 
 class TrajectoriesProjection(Projection):
@@ -61,4 +64,4 @@ class TrajectoriesProjection(Projection):
         if not isinstance(event, TrajectoryRecorded | RunImported) or not event.turns:
             return
         run_id = envelope.stream_id
-        yield INSERT, [(run_id, *(getattr(t, c) for c in COLUMNS)) for t in event.turns]
+        yield INSERT, [(run_id, *_VALUES(t)) for t in event.turns]
