@@ -384,7 +384,10 @@ def main() -> None:
         return
     logging.getLogger("mlflow").setLevel(logging.WARNING)
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    print(f"MLflow {mlflow.__version__}, SQLite tracking store; benchledger through its CLI")
+    print(
+        f"MLflow {mlflow.__version__}, SQLite tracking store; benchledger's import in process "
+        "and through its CLI"
+    )
     print("Ratios: MLflow / benchledger, median of interleaved pairs; CPU first, wall beside")
     if args.score_only:
         print("metrics variant: cell scores only, outcomes NOT logged (less data than ours)")
