@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from uuid import UUID
 
+import pydantic_core
+
 from benchledger.domain.base import Event
 
 # A statement over table placeholders with one parameter row, or a list of rows.
@@ -24,14 +26,20 @@ Params = tuple[Any, ...] | dict[str, Any]
 Change = tuple[str, Params | list[Params]]
 
 
-# One cell as the read models need it: key, outcome, score, metrics.
-# key, outcome, score, metrics, cluster
-CellRow = tuple[str, str, float | None, dict[str, Any], str | None]
+# One cell as the read models store it: key, outcome, score, metrics as `cell_metrics`
+# writes them, cluster. The cells fold inserts these rows as they are.
+CellRow = tuple[str, str, float | None, str | None, str | None]
+
+
+def cell_metrics(metrics: dict[str, Any]) -> str | None:
+    """A cell's metrics as the cells read model stores them: compact JSON in their order,
+    non-finite numbers as strings (as the events hold them); None when there are none."""
+    return pydantic_core.to_json(metrics, inf_nan_mode="strings").decode() if metrics else None
 
 
 @dataclass(frozen=True)
 class CellBatch:
-    """A `CellsRecorded` event's time and cells, without a model per cell."""
+    """A `CellsRecorded` event's time and cells (`CellRow`), without a model per cell."""
 
     timestamp: datetime
     rows: list[CellRow]
@@ -165,7 +173,10 @@ class Envelope:
         if self._batch is None:
             if self._decode_cells is None or self._event is not None:
                 event: Any = self.event
-                rows = [(c.key, c.outcome, c.score, c.metrics, c.cluster) for c in event.cells]
+                rows = [
+                    (c.key, c.outcome, c.score, cell_metrics(c.metrics), c.cluster)
+                    for c in event.cells
+                ]
                 self._batch = CellBatch(event.timestamp, rows)
             else:
                 self._batch = self._decode_cells()

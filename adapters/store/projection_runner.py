@@ -32,10 +32,19 @@ Progress = Callable[[int], None]
 
 def bulk_cells(state: bytes) -> CellBatch:
     """A stored `CellsRecorded` (written by this store's own serializer, so every cell
-    states every field but an unset cluster) decoded in one call, its cells as rows."""
+    states every field but an unset cluster) decoded in one call, its cells as rows with
+    their metrics as the cells read model stores them (`cell_metrics`), in one pass."""
     data = pydantic_core.from_json(state)
+    to_json = pydantic_core.to_json
     rows = [
-        (c["key"], c["outcome"], c["score"], c["metrics"], c.get("cluster")) for c in data["cells"]
+        (
+            c["key"],
+            c["outcome"],
+            c["score"],
+            to_json(m, inf_nan_mode="strings").decode() if (m := c["metrics"]) else None,
+            c.get("cluster"),
+        )
+        for c in data["cells"]
     ]
     return CellBatch(datetime.fromisoformat(data["timestamp"]), rows)
 

@@ -25,6 +25,7 @@ from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile, c
 from benchledger.domain.run import CellsRecorded
 from benchledger.domain.signatures import sha256_hex
 from benchledger.projections.base import Envelope
+from benchledger.projections.cells import insert_for
 from benchledger.projections.registry import all_projections
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -157,8 +158,8 @@ class TestDecodedInBulk:
         slow = Envelope(*args, decode=lambda: event)
         assert quick.cells() == slow.cells()
         assert quick.cells().rows == [
-            ("a", "failed", None, {"m": [1, "x"]}, None),
-            ("b", "passed", None, {}, None),
+            ("a", "failed", None, '{"m":[1,"x"]}', None),
+            ("b", "passed", None, None, None),
         ]
 
     def test_a_cell_cluster_is_decoded_either_way_and_unset_ones_are_not_written(self) -> None:
@@ -242,3 +243,14 @@ class TestLatestSettlesOncePerTransaction:
             picked = conn.execute("SELECT started_at FROM latest").fetchall()
             assert conn.execute("SELECT count(*) FROM latest_pending").fetchone() == (0,)
         assert picked == [(newest,)]
+
+
+class TestCellsFold:
+    def test_a_batch_s_rows_are_inserted_as_they_are_under_its_run_id(self) -> None:
+        # The run id is a literal of the statement; quotes and braces stay as written.
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE cells (run_id, key, outcome, score, metrics, cluster)")
+        odd = "r'{cells}\"1"
+        rows = [("k", "passed", 1.0, '{"m":1}', None), ("l", "failed", None, None, "c")]
+        conn.executemany(insert_for(odd).format(cells="cells"), rows)
+        assert conn.execute("SELECT * FROM cells").fetchall() == [(odd, *row) for row in rows]
