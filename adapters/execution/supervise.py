@@ -78,12 +78,16 @@ def _report(fd: int, line: str) -> None:
 
 
 def _watch(control: int, child: subprocess.Popen[bytes], grace: float) -> NoReturn:
+    # poll, not select: the descriptors keep the runner's numbers (`pass_fds`), which
+    # are 1024 or more in a process with that many files open, beyond select's reach.
     pidfd = _pidfd(child.pid)
+    watched = select.poll()
+    watched.register(control, select.POLLIN)  # and its hang-up: the runner is gone
+    if pidfd is not None:
+        watched.register(pidfd, select.POLLIN)
+    wait_ms = round(1000 * (_POLL_SECONDS if pidfd is None else _REAP_SECONDS))
     while True:
-        watched = [control] if pidfd is None else [control, pidfd]
-        ready, _, _ = select.select(
-            watched, [], [], _POLL_SECONDS if pidfd is None else _REAP_SECONDS
-        )
+        ready = {fd for fd, _ in watched.poll(wait_ms)}
         if control in ready:
             said = os.read(control, 64)
             if not said:

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import resource
 import signal
 import sys
 import textwrap
@@ -118,6 +119,27 @@ class TestRunningACommand:
         assert outcome.exit_code == 0
         assert len(ticks) >= 4
         assert all(later - earlier >= 0.09 for earlier, later in itertools.pairwise(ticks))
+
+    def test_a_runner_with_over_1024_files_open_runs_its_command(self, tmp_path: Path) -> None:
+        """The supervisor's descriptors keep the runner's numbers: in a process with that
+        many files open (a long-lived API user, a test session) they are past 1023, which
+        select() cannot watch. The command ran, timed out and was reported as ever."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and hard < 1200:
+            pytest.skip(f"this machine allows {hard} open files, fewer than the test needs")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+        held: list[int] = []
+        try:
+            while not held or held[-1] < 1100:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+            outcome = run_script(tmp_path, "import sys; print('ran'); sys.exit(3)")
+            assert (outcome.exit_code, logs(tmp_path)[0]) == (3, "ran\n")
+            slow = run_script(tmp_path, "import time; time.sleep(30)", timeout=0.5)
+            assert slow.timed_out
+        finally:
+            for fd in held:
+                os.close(fd)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
     def test_a_missing_executable_is_a_launch_error_with_both_logs_written(
         self, tmp_path: Path
