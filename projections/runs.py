@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from operator import itemgetter
 
@@ -230,6 +230,11 @@ def facts_added(event: RunFactsAdded, at: str | None, pos: int, run_id: str) -> 
     return f"UPDATE [{{runs}}] SET {', '.join(sets)} WHERE run_id = ?", tuple(params)
 
 
+# The changes of events that only add runs and count their cells, and which of the
+# batches `fold_page` holds of them (run in this order) each goes to. A run inserted
+# started or imported whole goes to one batch: rows are inserted in their events' order.
+_HELD = {models.SEEN: 0, INSERT: 1, IMPORTED: 1, ADD_CELLS: 2}
+
 # A cell row's outcome (`CellBatch.rows`), and the outcomes a run's counts are kept for.
 _OUTCOME = itemgetter(1)
 _OUTCOMES = frozenset({"passed", "failed", "error", "skipped"})
@@ -288,6 +293,25 @@ class RunsProjection(Projection):
         ScoreCorrected,
         ModelAliasDeclared,
     )
+
+    def fold_page(self, envelopes: Iterable[Envelope]) -> Iterable[Change]:
+        """The page's changes; consecutive events that only add runs and count their cells
+        as three batches instead of three statements per run: their models listed
+        (`models.SEEN`), then the runs inserted, then their cells counted. These changes
+        commute across runs (a model's row is only counted up, no run's row is read by
+        another's change) and each run is still inserted before its cells are counted.
+        Each batch keeps its events' order, so rows are inserted in the same order (and
+        get the same rowids); any other change runs after what was held before it."""
+        held: tuple[list[Change], ...] = ([], [], [])
+        for envelope in envelopes:
+            changes = list(self.fold(envelope))
+            if all(sql in _HELD for sql, _ in changes):
+                for change in changes:
+                    held[_HELD[change[0]]].append(change)
+                continue
+            yield from _release(held)
+            yield from changes
+        yield from _release(held)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
         run_id = envelope.stream_id
@@ -375,6 +399,13 @@ class RunsProjection(Projection):
             yield CORRECT, (event.new_score, event.reason, at, pos, run_id)
         elif isinstance(event, ModelAliasDeclared):
             yield from models.alias_declared(event, pos)
+
+
+def _release(held: tuple[list[Change], ...]) -> Iterator[Change]:
+    """The changes held by `RunsProjection.fold_page`, batch after batch; forgets them."""
+    for changes in held:
+        yield from changes
+        changes.clear()
 
 
 def _ended(envelope: Envelope, event: RunFinished | RunImported) -> tuple[object, ...]:
