@@ -167,6 +167,9 @@ class CountedAttempts:
 
 
 class Importing(LookupsAhead):
+    # The ids of benchmarks seen registered in committed events (`_unregistered`).
+    _seen_registered: set[UUID] | None = None
+
     # -- importing ------------------------------------------------------------
 
     def import_runs(
@@ -195,9 +198,14 @@ class Importing(LookupsAhead):
         for _ in range(3):
             items = masked_records(records()) if callable(records) else records
             saved = (group.opened, group.version, dict(group.counts)) if group else None
+            registered: set[UUID] = set()
             try:
                 with self.appending_together():
-                    return self._import_once(system, source, items, group, amend)
+                    outcome = self._import_once(system, source, items, group, amend, registered)
+                # Committed: known registered from now on (never before: a rolled back
+                # append registered nothing).
+                self._registered_benchmarks().update(registered)
+                return outcome
             except BaseException as e:
                 if group is not None and saved is not None:
                     with group.lock:  # nothing was committed: the group is as it was
@@ -266,7 +274,10 @@ class Importing(LookupsAhead):
         items: Iterable[Parsed],
         group: GroupHandle | None,
         amend: bool,
+        registered: set[UUID],
     ) -> ImportOutcome:
+        """`registered`: given the ids of the benchmarks the import found or made
+        registered (see `_unregistered`)."""
         import_id = import_id_for(source.sha256)
         # Options fill what a file does not say (`import --model`): a file recorded
         # already is read again when given some, and compared run by run (a model it
@@ -393,17 +404,15 @@ class Importing(LookupsAhead):
         for attempts in counted.events(self._signature_stream, self.streams_present):
             appended += self._append([attempts], group, pending, notes, system)
         closing: list[Event] = []
-        for name, (unit, higher_is_better) in sorted(new_benchmarks.items()):
-            if self._first_event(benchmark_id_for(name)) is None:  # not registered yet
-                registered = benchmark_model.register(
-                    benchmark_id_for(name),
-                    None,
-                    name,
-                    unit=unit,
-                    higher_is_better=higher_is_better,
-                )
-                assert registered is not None
-                closing.append(registered)
+        unregistered = self._unregistered(sorted(new_benchmarks), registered)
+        for name in unregistered:
+            unit, higher_is_better = new_benchmarks[name]
+            registering = benchmark_model.register(
+                benchmark_id_for(name), None, name, unit=unit, higher_is_better=higher_is_better
+            )
+            assert registering is not None
+            closing.append(registering)
+            registered.add(registering.originator_id)
         if not recorded:
             closing.append(
                 result_import.imported(
@@ -424,6 +433,30 @@ class Importing(LookupsAhead):
         changed = outcomes.changed()
         state: Literal["imported", "unchanged"] = "imported" if changed or skipped else "unchanged"
         return ImportOutcome(state, outcomes, appended)
+
+    def _unregistered(self, names: list[str], registered: set[UUID]) -> list[str]:
+        """Those of the benchmarks `names` that are not registered yet (as committed), in
+        order; the ids of the others are added to `registered`. A benchmark this ledger
+        has seen registered is not asked of the store again, since events are never
+        deleted; the others are asked in one query where the store allows. One seen
+        unregistered is asked again by the next import: another writer may register it."""
+        known = self._registered_benchmarks()
+        ids = {name: benchmark_id_for(name) for name in names}
+        asked = [i for i in ids.values() if i not in known]
+        if not asked:
+            found: set[UUID] = set()
+        elif self.streams_present is not None:
+            found = self.streams_present(asked)
+        else:
+            found = {i for i in asked if self._first_event(i) is not None}
+        registered.update(found)
+        return [name for name, i in ids.items() if i not in known and i not in found]
+
+    def _registered_benchmarks(self) -> set[UUID]:
+        """The benchmarks this ledger has seen registered, as committed."""
+        if self._seen_registered is None:
+            self._seen_registered = set()
+        return self._seen_registered
 
     def _append(
         self,

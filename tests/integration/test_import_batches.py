@@ -147,12 +147,11 @@ class TestWhichRunsAreNew:
         reads = Counting(monkeypatch, ledger.events, "get")
         report = Importer(ledger).import_file(path, group=ledger.new_group("import", "import"))
         assert (report.state, report.new_runs) == ("imported", 10)
-        assert [len(ids) for (ids,) in lookups.calls] == [4, 4, 2]
-        # The file's own stream and its one benchmark's are read: no run's.
-        assert [args[0] for args in reads.calls] == [
-            import_id_for(report_sha(path)),
-            benchmark_id_for("bfcl"),
-        ]
+        # The runs a batch at a time, then the file's benchmarks together (one here).
+        assert [len(ids) for (ids,) in lookups.calls] == [4, 4, 2, 1]
+        assert lookups.calls[-1] == ([benchmark_id_for("bfcl")],)
+        # The file's own stream is read: no run's.
+        assert [args[0] for args in reads.calls] == [import_id_for(report_sha(path))]
 
     def test_keys_that_may_name_this_ledgers_runs_are_looked_up_with_the_batch(
         self, services: Services, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -167,11 +166,8 @@ class TestWhichRunsAreNew:
         reads = Counting(monkeypatch, ledger.events, "get")
         report = Importer(ledger).import_file(path, group=ledger.new_group("import", "import"))
         assert (report.state, report.new_runs) == ("imported", 6)
-        assert [len(ids) for (ids,) in lookups.calls] == [8, 4]
-        assert [args[0] for args in reads.calls] == [
-            import_id_for(report_sha(path)),
-            benchmark_id_for("bfcl"),
-        ]
+        assert [len(ids) for (ids,) in lookups.calls] == [8, 4, 1]
+        assert [args[0] for args in reads.calls] == [import_id_for(report_sha(path))]
 
     def test_runs_recorded_already_are_still_compared_with_what_they_hold(
         self, services: Services, tmp_path: Path
