@@ -15,6 +15,7 @@ from benchledger.domain import run as run_model
 from benchledger.domain import run_group as group_model
 from benchledger.domain import signature as signature_model
 from benchledger.domain.base import Event
+from benchledger.domain.cells import cells_value
 from benchledger.domain.errors import (
     ConcurrencyError,
     ImportConflictError,
@@ -680,7 +681,7 @@ class Importing(LookupsAhead):
         # `batches` are the record's cells serialized: theirs while no repeat was dropped.
         serialized = batches is not None and len(cells) == len(record.cells)
         for k, i in enumerate(range(0, len(cells), CELL_BATCH)):
-            batch = tuple(cells[i : i + CELL_BATCH])
+            batch = cells_value(cells[i : i + CELL_BATCH])
             version = len(events) + 1
             events.append(
                 run_model.CellsRecorded.serialized(run_id, version, batch, batches[k])

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
-from operator import attrgetter
 from typing import Any, TypeVar
 
+from benchledger.domain.cells import CellRows, Row, cells_value, metrics_of
 from benchledger.domain.records import (
     Cell,
     GroupRecord,
@@ -54,6 +54,8 @@ def masked_cells(cells: Sequence[Cell], hunted: Sequence[str] = ()) -> Sequence[
     """The cells with their metrics masked; `cells` itself when none holds a secret."""
     if not hunted and _all_plain_numbers(cells):
         return cells
+    if isinstance(cells, CellRows):
+        return _masked_rows(cells, hunted)
     out: list[Cell] | None = None
     for i, cell in enumerate(cells):
         masked = _masked_cell(cell, hunted)
@@ -70,22 +72,34 @@ def masked_values(values: Mapping[str, Any], hunted: Sequence[str] = ()) -> dict
     return dict(_hunt(masked, hunted) if hunted else masked)
 
 
+def _masked_rows(cells: CellRows, hunted: Sequence[str]) -> CellRows:
+    """`masked_cells` of cells kept as rows: a masked cell is a new row."""
+    out: list[Row] | None = None
+    for i, row in enumerate(cells.rows):
+        metrics = _masked_metrics(row["metrics"], hunted)
+        if metrics is not row["metrics"]:
+            if out is None:
+                out = list(cells.rows)
+            out[i] = {**row, "metrics": metrics}
+    return cells if out is None else CellRows(out)
+
+
+def _masked_metrics(metrics: dict[str, Any], hunted: Sequence[str]) -> dict[str, Any]:
+    if not metrics or (not hunted and _plain_numbers(metrics)):
+        return metrics
+    masked = mask_value(metrics)
+    return _hunt(masked, hunted) if hunted else masked  # type: ignore[no-any-return]
+
+
 def _masked_cell(cell: Cell, hunted: Sequence[str]) -> Cell:
-    if not cell.metrics or (not hunted and _plain_numbers(cell.metrics)):
-        return cell
-    metrics = mask_value(cell.metrics)
-    if hunted:
-        metrics = _hunt(metrics, hunted)
-    if metrics is cell.metrics:
-        return cell
-    return cell.model_copy(update={"metrics": metrics})
+    metrics = _masked_metrics(cell.metrics, hunted)
+    return cell if metrics is cell.metrics else cell.model_copy(update={"metrics": metrics})
 
 
 # Metric names under which a number is never masked, as cells repeat them (bounded).
 _PLAIN_NAMES: set[str] = set()
 
 
-_METRICS = attrgetter("metrics")
 _NUMBERS = frozenset({int, float})
 
 
@@ -93,7 +107,7 @@ def _all_plain_numbers(cells: Sequence[Cell]) -> bool:
     """`_plain_numbers` of every cell's metrics at once: their names and their values'
     types gathered in C (a large import's cells are mostly such), each new name then
     asked once whether it names a secret."""
-    metrics = list(map(_METRICS, cells))
+    metrics = metrics_of(cells)
     if not set(map(type, chain.from_iterable(map(dict.values, metrics)))) <= _NUMBERS:
         return False
     return _plain_names(set(chain.from_iterable(metrics)))
@@ -151,7 +165,7 @@ def _masked_run(record: RunRecord) -> RunRecord:
         {
             **_fields(record),
             "header": new_header,
-            "cells": tuple(cells),
+            "cells": cells_value(cells),
             "supplement": supplement,
         }
     )

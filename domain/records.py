@@ -6,19 +6,48 @@ import hashlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from benchledger.domain.cells import Cell, CellRows, Cells, cells_json
 from benchledger.domain.config_memo import Memo, config_key, flat_key
+from benchledger.domain.record_base import (
+    CELL_OUTCOMES,
+    CellOutcome,
+    FiniteFloat,
+    NonEmptyStr,
+    Record,
+    Score,
+    TokenCount,
+)
 from benchledger.domain.secrets import mask_config
 from benchledger.domain.signatures import comparison_signature, sha256_hex, signature, work_key
 
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
-NonEmptyStr = Annotated[str, Field(min_length=1)]
-# What a result states as a score: a number, never a boolean or a numeric string.
-Score = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-TokenCount = Annotated[int, Field(strict=True, ge=0)]
+# Records and their values are named from here, wherever they are defined.
+__all__ = [
+    "CELL_OUTCOMES",
+    "FINISHED_STATUSES",
+    "LATER_FIELDS",
+    "OPEN_STATUSES",
+    "Cell",
+    "CellOutcome",
+    "CellRows",
+    "FiniteFloat",
+    "GroupRecord",
+    "Memoized",
+    "NonEmptyStr",
+    "Record",
+    "RunHeader",
+    "RunRecord",
+    "RunStatus",
+    "Score",
+    "SkipRecord",
+    "SourceFile",
+    "TokenCount",
+    "Turn",
+    "cells_json",
+]
 
 
 # Per distinct config (`config_memo`): an import's runs share a few hundred.
@@ -40,20 +69,6 @@ class RunStatus(StrEnum):
 
 OPEN_STATUSES = (RunStatus.RUNNING, RunStatus.RECOVERED)
 FINISHED_STATUSES = tuple(s for s in RunStatus if s not in OPEN_STATUSES)
-
-
-# A plain string literal, not an enum: cells are the hot path and enum access is slow.
-CellOutcome = Literal["passed", "failed", "error", "skipped"]
-CELL_OUTCOMES: tuple[CellOutcome, ...] = ("passed", "failed", "error", "skipped")
-
-
-class Record(BaseModel):
-    # Non-finite floats inside metrics are written as "NaN" / "Infinity" strings,
-    # so every stored payload is valid JSON that SQLite's JSON functions can read.
-    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
-
-    def json_bytes(self) -> bytes:
-        return self.__pydantic_serializer__.to_json(self)
 
 
 class Memoized(Record):
@@ -78,23 +93,6 @@ class Memoized(Record):
         if name not in derived:
             derived[name] = make()
         return derived[name]
-
-
-class Cell(Record):
-    """One task / instance / sample result inside a run."""
-
-    key: NonEmptyStr
-    outcome: CellOutcome
-    score: Score | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    # What the cell's result is correlated with (a repository, a subtask): paired
-    # statistics cluster their standard errors on it. Left out of the JSON when unset,
-    # so cells recorded before it existed keep their bytes and hashes.
-    cluster: NonEmptyStr | None = Field(default=None, exclude_if=lambda v: v is None)
-
-    def digest(self) -> str:
-        """Short fingerprint of the payload, to tell a repeat from a conflict."""
-        return sha256_hex(self.json_bytes())[:16]
 
 
 class RunHeader(Memoized):
@@ -217,8 +215,11 @@ class Turn(Record):
 class RunRecord(Memoized):
     """One run as a result source states it: header plus cells."""
 
+    # Cells kept as rows (`CellRows`) are held as they are.
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     header: RunHeader
-    cells: tuple[Cell, ...] = ()
+    cells: Cells = ()
     # Its trajectory's turns, where the source keeps them (the orchestrator's database):
     # recorded with the run, but not part of its content, so a source without them
     # (a latest/ row) states the same run.
@@ -255,15 +256,6 @@ class RunRecord(Memoized):
             digest.update(batch[1:-1])  # the array's items, without its brackets
         digest.update(b"]}")
         return digest.hexdigest()
-
-
-# Cells serialized as inside a record: non-finite floats as strings, like Record's own.
-_CELLS = TypeAdapter(tuple[Cell, ...], config=ConfigDict(ser_json_inf_nan="strings"))
-
-
-def cells_json(cells: Sequence[Cell]) -> bytes:
-    """Cells as the JSON array a record or an event holds them in."""
-    return _CELLS.dump_json(tuple(cells))
 
 
 class SkipRecord(Record):

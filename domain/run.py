@@ -8,12 +8,12 @@ from functools import singledispatch
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.cells import Cells
 from benchledger.domain.records import (
     FINISHED_STATUSES,
-    Cell,
     FiniteFloat,
     RunStatus,
     Turn,
@@ -54,15 +54,18 @@ class RunStarted(Event):
 class CellsRecorded(Event):
     """A batch of cells: hundreds per event keep the write path fast."""
 
-    cells: tuple[Cell, ...]
-    # The cells as JSON (`records.cells_json`) when their writer serialized them already
+    # Cells kept as rows (`CellRows`) are held as they are.
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    cells: Cells
+    # The cells as JSON (`cells_json`) when their writer serialized them already
     # to hash them: the store writes these bytes rather than serialize the cells again.
     # Not part of the event's value: equality ignores it.
     _cells_json: bytes | None = PrivateAttr(default=None)
 
     @classmethod
     def serialized(
-        cls, originator_id: UUID, originator_version: int, cells: tuple[Cell, ...], data: bytes
+        cls, originator_id: UUID, originator_version: int, cells: Cells, data: bytes
     ) -> CellsRecorded:
         """The event of `cells`, whose JSON array is `data`."""
         event = cls(originator_id=originator_id, originator_version=originator_version, cells=cells)

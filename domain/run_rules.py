@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from operator import attrgetter
 from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from benchledger.domain import facts
 from benchledger.domain.base import Event
+from benchledger.domain.cells import keys_of
 from benchledger.domain.errors import (
     BlankReasonError,
     CellConflictError,
@@ -129,13 +129,9 @@ def disagreement(pairs: Sequence[tuple[Cell | None, Cell]], *, shown: int = 3) -
     )
 
 
-_CELL_KEY = attrgetter("key")
-
-
-def unique_cells(cells: Iterable[Cell], *, where: str) -> list[Cell]:
+def unique_cells(cells: Sequence[Cell], *, where: str) -> Sequence[Cell]:
     """Cells of a run being imported whole: repeats are dropped, conflicts refused."""
-    cells = list(cells)
-    if len(set(map(_CELL_KEY, cells))) == len(cells):  # most runs: no key repeats
+    if len(set(keys_of(cells))) == len(cells):  # most runs: no key repeats
         return cells
     by_key: dict[str, Cell] = {}
     for cell in cells:

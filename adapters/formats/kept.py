@@ -8,13 +8,14 @@ on exactly what the ledger would store, and it names the field.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pydantic_core
 from pydantic import BaseModel
 
 from benchledger.adapters.formats.limits import Limits, current, exceeded
+from benchledger.domain.cells import Cell, CellRows, keys_of, metrics_of
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Record
 
@@ -126,14 +127,13 @@ _DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
 _DIGITS_AS_ZERO_BYTES = bytes.maketrans(b"123456789", b"000000000")
 
 
-def _cells_break(cells: Iterable[Any], bounds: Limits) -> bool:
+def _cells_break(cells: Sequence[Cell], bounds: Limits) -> bool:
     """`breaks` for cells: their outcome and score are typed, so only key and metrics."""
     longest, biggest = bounds.string_length, bounds.biggest_int
-    for cell in cells:
-        key = cell.key
+    for key, metrics in zip(keys_of(cells), metrics_of(cells), strict=True):
         if len(key) > longest or (not key.isascii() and _unstorable(key)):
             return True
-        for name, value in cell.metrics.items():  # flat metrics checked in place
+        for name, value in metrics.items():  # flat metrics checked in place
             kind = type(value)
             if kind is float or kind is bool or value is None:
                 pass
@@ -238,7 +238,7 @@ def _refuse_where(path: str, i: int, record: BaseModel, bounds: Limits) -> None:
             for k, v in node.items():
                 stack.append((k, depth + 1, (*where, "(a key)")))
                 stack.append((v, depth + 1, (*where, str(k)[:40])))
-        elif isinstance(node, list | tuple):
+        elif isinstance(node, list | tuple | CellRows):  # rows are named as Cells
             if len(node) > bounds.array_length:
                 what = f"an array of {len(node)} elements"
                 raise exceeded(path, what, "array_length", field=_field(where))

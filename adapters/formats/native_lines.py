@@ -1,23 +1,25 @@
 """The JSONL form of the native format, read a line at a time.
 
-Cell lines between two run lines are validated in bulk, a few thousand in one call;
-any line the bulk call cannot take goes through the exact per-line path, so errors
-name the same line and field as before.
+Cell lines between two run lines are validated in bulk, a few thousand in one call,
+into rows (`native_cells`); any line the bulk call cannot take goes through the exact
+per-line path, so errors name the same line and field as before.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from operator import attrgetter
-from typing import Any, BinaryIO, Literal
+from itertools import repeat
+from typing import Any, BinaryIO
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from benchledger.adapters.formats import kept
 from benchledger.adapters.formats.limits import current
+from benchledger.adapters.formats.native_cells import LINE, LINES, row_of, untagged
 from benchledger.adapters.formats.native_common import field_error, strict_loads
 from benchledger.adapters.formats.native_turns import RunTurns
+from benchledger.domain.cells import CellRows, Row
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import Cell, RunHeader, RunRecord
 
@@ -26,21 +28,16 @@ from benchledger.domain.records import Cell, RunHeader, RunRecord
 BULK = 2000
 
 
-class _CellLine(Cell):
-    """A JSONL cell line, validated in one pass; its `type` tag is never stored."""
-
-    type: Literal["cell"] = Field(exclude=True)
-
-
 # Ends every key, and possibly some text inside strings: never fewer than the keys.
 _KEY_END = re.compile(r'"\s*:')
 _SPACED_KEY_END = re.compile(r'"\s+:')
 
 
-def _keys(cell: _CellLine) -> int:
-    """How many keys the parsed cell holds, nested metrics included."""
-    metrics = cell.metrics
-    keys = len(cell.model_fields_set) + len(metrics)
+def _keys(row: Row) -> int:
+    """How many keys the line of `row` states (its row holds those), nested metrics
+    included."""
+    metrics = row.get("metrics") or {}
+    keys = len(row) + len(metrics)
     stack: list[Any] = [v for v in metrics.values() if isinstance(v, dict | list)]
     while stack:
         node = stack.pop()
@@ -69,30 +66,28 @@ def _as_many_key_ends(text: str, keys: int) -> bool:
     return text.count(":") == keys or _key_ends(text) == keys
 
 
-def _no_repeated_key(line: str, cell: _CellLine) -> bool:
-    """True when the line states no key twice: as many key ends as the cell has keys (a
+def _no_repeated_key(line: str, row: Row) -> bool:
+    """True when the line states no key twice: as many key ends as its row has keys (a
     one-pass parse keeps the last of repeated keys, so a repeat leaves fewer keys)."""
-    return _key_ends(line) == _keys(cell)
+    return _key_ends(line) == _keys(row)
 
 
-_FIELDS_SET = attrgetter("__pydantic_fields_set__")
-_METRICS = attrgetter("metrics")
+_METRICS = repeat("metrics")
 
 
-def _flat_keys(text: str, cells: list[_CellLine]) -> int | None:
-    """How many keys the cells of `text` (their lines as one JSON array) hold, counted
-    without walking them when no cell nests an object or array in its metrics; None
-    when one may. Each container opens with a `{` or `[` (strings may hold more), and
-    the text holds at least its array, the cells and their non-empty metrics: as many
+def _flat_keys(text: str, rows: list[Row]) -> int | None:
+    """How many keys the rows of `text` (their lines as one JSON array) hold, counted
+    without walking them when no row nests an object or array in its metrics; None when
+    one may. Each container opens with a `{` or `[` (strings may hold more), and the
+    text holds at least its array, the rows and their non-empty metrics: as many
     brackets as that proves there is nothing more."""
-    metrics = list(map(_METRICS, cells))
-    containers = 1 + len(cells) + sum(map(bool, metrics))
+    metrics = list(filter(None, map(dict.get, rows, _METRICS)))
+    containers = 1 + len(rows) + len(metrics)
     if text.count("{") + text.count("[") != containers:
         return None
-    return sum(map(len, map(_FIELDS_SET, cells))) + sum(map(len, metrics))
+    return sum(map(len, rows)) + sum(map(len, metrics))
 
 
-_CELL_LINES = TypeAdapter(list[_CellLine])
 # Ends a batch of cell lines. A guess: a line it misses fails the bulk call and takes
 # the per-line path, a cell line it catches takes the per-line path; only time is lost.
 _RUN_LINE = re.compile(r'"type"\s*:\s*"run"')
@@ -154,7 +149,7 @@ class _Lines:
         self.name = name
         self.defaults = defaults
         self.header: RunHeader | None = None
-        self.cells: list[Cell] = []
+        self.rows: list[Row] = []  # the cells read so far
         self.turns = RunTurns(name)
         self.runs = 0  # records yielded so far
         # Whether every cell so far is proved within the limits by its line's text.
@@ -195,16 +190,16 @@ class _Lines:
         """Cell lines `texts` validated in one call; False when it cannot take them."""
         text = "[" + ",".join(texts) + "]"
         try:
-            cells = _CELL_LINES.validate_json(text)
+            rows = LINES.validate_json(text)
         except ValidationError:
-            cells = []
-        if len(cells) == len(texts):
-            # Each line has at least as many key ends as its cell has keys, so equal
+            rows = []
+        if len(rows) == len(texts):
+            # Each line has at least as many key ends as its row has keys, so equal
             # sums mean no line repeats a key.
-            flat = _flat_keys(text, cells)
-            keys = sum(map(_keys, cells)) if flat is None else flat
+            flat = _flat_keys(text, rows)
+            keys = sum(map(_keys, rows)) if flat is None else flat
             if _as_many_key_ends(text, keys):
-                self.cells.extend(cells)
+                self.rows.extend(untagged(rows))
                 bounds = current()
                 if flat is None or not kept.text_within(text, max(map(len, texts)), bounds):
                     self.proved = False
@@ -223,12 +218,13 @@ class _Lines:
         name = self.name
         if self.header is not None:
             try:
-                cell = _CellLine.model_validate_json(line)
+                row = LINE.validate_json(line)
             except ValidationError:
                 pass  # a run line, a blank line or a bad cell: the slow path says which
             else:
-                if _no_repeated_key(line, cell):
-                    self.cells.append(cell)
+                if _no_repeated_key(line, row):
+                    del row["type"]
+                    self.rows.append(row)
                     self.proved = False
                     return
         if not line.strip():
@@ -247,9 +243,10 @@ class _Lines:
                     name, "a cell line comes before any run line", line=lineno, field="type"
                 )
             try:
-                self.cells.append(Cell.model_validate(obj))
+                cell = Cell.model_validate(obj)
             except ValidationError as e:
                 raise field_error(name, e, line=lineno) from None
+            self.rows.append(row_of(cell))
             self.proved = False
         elif kind == "run":
             if self.header is not None:
@@ -259,7 +256,7 @@ class _Lines:
                 self.header = RunHeader.model_validate({**self.defaults, **obj})
             except ValidationError as e:
                 raise field_error(name, e, line=lineno) from None
-            self.cells = []
+            self.rows = []
             self.turns = RunTurns(name)
             self.proved = True
         else:
@@ -271,7 +268,8 @@ class _Lines:
         """The run read so far, its cells checked against the limits unless their text
         proved them within (`stream` checks the rest of the record)."""
         assert self.header is not None
-        record = RunRecord(header=self.header, cells=tuple(self.cells), turns=self.turns.turns)
+        cells = CellRows.completed(self.rows)
+        record = RunRecord(header=self.header, cells=cells, turns=self.turns.turns)
         if not self.proved:
             kept.check_cells(self.name, record, self.runs)
         self.runs += 1

@@ -28,6 +28,7 @@ from benchledger.adapters.store.projection_runner import (
     stored_time,
 )
 from benchledger.domain.base import Event
+from benchledger.domain.cells import CellRows
 from benchledger.domain.run_group import RunGroupOpened
 from benchledger.projections.base import Envelope, iso
 from benchledger.projections.chain import event_bytes, event_sha256
@@ -58,6 +59,7 @@ def a_value(annotation: Any) -> Any:
     if origin in (list, tuple, set, frozenset, dict):
         return origin()
     simple = {uuid.UUID: uuid.uuid4(), datetime: datetime.now(UTC), bool: True}
+    simple |= {CellRows: CellRows([])}
     simple |= {int: 1, float: 0.5, str: "x", list: [], tuple: (), dict: {}}
     if annotation in simple:
         return simple[annotation]
