@@ -10,6 +10,7 @@ asks for a cell as a Cell gets one made from its row.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from operator import attrgetter, itemgetter
@@ -55,10 +56,20 @@ class CellRows(Sequence[Cell]):
     @classmethod
     def completed(cls, rows: list[Row]) -> CellRows:
         """Rows of Cell's fields in its order, checked as Cell checks them, where those
-        left at their default may be missing (and a cluster may be null): completed."""
-        # Four fields and none of them a cluster: key, outcome, score and metrics.
-        if set(map(len, rows)) <= {4} and not any(map(dict.__contains__, rows, _CLUSTER)):
-            return cls(rows)
+        left at their default may be missing (and a cluster may be null): completed.
+        The rows are the caller's to give: they may be completed in place."""
+        sizes = set(map(len, rows))
+        if sizes <= {3, 4} and not any(map(dict.__contains__, rows, _CLUSTER)):
+            # Four fields and none of them a cluster: key, outcome, score and metrics.
+            if sizes <= {4}:
+                return cls(rows)
+            # Three and no metrics either: key, outcome and score, in that order, so an
+            # empty metrics added last is Cell's order. Added in place, in C, not by a
+            # new dict per row made in Python.
+            if sizes == {3} and not any(map(dict.__contains__, rows, _METRICS_KEY)):
+                empty = map(dict.copy, repeat(_NO_METRICS, len(rows)))  # a dict of its own each
+                deque(map(dict.__setitem__, rows, _METRICS_KEY, empty), maxlen=0)
+                return cls(rows)
         return cls(list(map(_completed, rows)))
 
     def __len__(self) -> int:
@@ -100,6 +111,8 @@ class CellRows(Sequence[Cell]):
 
 
 _CLUSTER = repeat("cluster")
+_METRICS_KEY = repeat("metrics")
+_NO_METRICS: dict[str, Any] = {}  # never changed: only copied
 
 
 def _completed(row: Row) -> Row:

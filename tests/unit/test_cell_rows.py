@@ -124,6 +124,32 @@ class TestTakenAsCellTakesThem:
         assert "cluster" not in rows.rows[1]
         assert rows.rows[2]["score"] == 1.0 and isinstance(rows.rows[2]["score"], float)
 
+    def test_rows_stating_key_outcome_and_score_are_written_as_their_cells_are(self) -> None:
+        lines = [
+            f'{{"type": "cell", "key": "k{i}", "outcome": "passed", "score": {i}}}'
+            for i in range(3)
+        ]
+        rows = rows_of_lines(lines)
+        cells = [CellLine.model_validate_json(line) for line in lines]
+        assert rows.json() == cells_json(cells)
+        assert [list(row) for row in rows.rows] == [["key", "outcome", "score", "metrics"]] * 3
+        assert len({id(row["metrics"]) for row in rows.rows}) == 3  # none shares its metrics
+        assert [repr(c) for c in rows] == [repr(Cell.model_validate(c.model_dump())) for c in cells]
+
+    def test_rows_of_three_fields_that_are_not_key_outcome_and_score_are_completed_in_order(
+        self,
+    ) -> None:
+        lines = [
+            '{"type": "cell", "key": "a", "outcome": "passed", "metrics": {"n": 1}}',
+            '{"type": "cell", "key": "b", "outcome": "failed", "cluster": "c"}',
+            '{"type": "cell", "key": "c", "outcome": "error", "score": 0.5}',
+        ]
+        for chosen in ([lines[0], lines[2]], [lines[1], lines[2]], lines):
+            rows = rows_of_lines(chosen)
+            cells = [CellLine.model_validate_json(line) for line in chosen]
+            assert rows.json() == cells_json(cells)
+            assert [c.model_dump() for c in rows] == [c.model_dump() for c in cells]
+
 
 class TestRowsAsCells:
     ROWS = CellRows.completed(
