@@ -81,10 +81,12 @@ def discover(paths: Iterable[Path]) -> Iterator[Found]:
     why it skipped them (links to directories are not followed)."""
     for path in paths:
         if path.is_dir():
+            bases: list[Path] | None = None  # resolved once per directory, not per file
             for child in sorted(path.rglob("*")):
                 rel = child.relative_to(path)
                 if not child.is_dir() and not any(p.startswith(".") for p in rel.parts):
-                    yield Found(child, False, display_path(child, path))
+                    bases = bases or _bases(path)
+                    yield Found(child, False, _display(child, bases))
         elif path.exists() or path.is_symlink():
             yield Found(path, True, display_path(path))
         else:
@@ -94,17 +96,25 @@ def discover(paths: Iterable[Path]) -> Iterator[Found]:
 def display_path(path: Path, root: Path | None = None) -> str:
     """No host paths in the ledger: relative to the working directory when under it, else
     to the folder above the directory being imported, else just the file name."""
+    return _display(path, _bases(root))
+
+
+def _bases(root: Path | None) -> list[Path]:
+    """What `display_path` names a file relative to, first that applies, resolved."""
+    return [Path.cwd().resolve(), *([root.resolve().parent] if root else [])]
+
+
+def _display(path: Path, bases: list[Path]) -> str:
     try:
         # A broken link or a loop is named as itself, not as the file it points to.
         resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
     except (OSError, RuntimeError):  # a symlink loop: name it as given
         resolved = path.absolute()
-    for base in (Path.cwd(), root.resolve().parent if root else None):
-        if base is not None:
-            try:
-                return resolved.relative_to(base.resolve()).as_posix()
-            except ValueError:
-                continue
+    for base in bases:
+        try:
+            return resolved.relative_to(base).as_posix()
+        except ValueError:
+            continue
     return path.name
 
 
