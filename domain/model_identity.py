@@ -16,6 +16,7 @@ whose function-calling mode is a suffix (`-FC`, or ` (FC)` in its tables).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -84,6 +85,9 @@ class Resolution:
     rule: str
 
 
+# A pure function of the name: a ledger's runs state a few hundred names, and every run's
+# fold resolves its name again.
+@functools.lru_cache(maxsize=4096)
 def resolve_model(name: str) -> Resolution:
     """The `model_id` the shipped rules give a stated model name."""
     model_id, rule = _model_id(name)

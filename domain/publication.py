@@ -11,6 +11,7 @@ a config flag of a mock, demo, stub or dry run (benchledger's own rule).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from typing import Any, TypeGuard
@@ -131,6 +132,8 @@ def identity_marker(benchmark: str, provider: str | None, model: str | None) -> 
     return None
 
 
+# A pure function of the labels, which a ledger's runs repeat: worked out once per four.
+@functools.lru_cache(maxsize=4096)
 def label_marker(agent: str, benchmark: str, provider: str | None, model: str | None) -> str | None:
     """The first reason a run's labels say it is no real result: its agent's label, then
     its benchmark's and model's names, then a placeholder agent."""
