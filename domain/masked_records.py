@@ -18,6 +18,7 @@ from itertools import chain
 from typing import Any, TypeVar
 
 from benchledger.domain.cells import CellRows, Row, cells_value, metrics_of
+from benchledger.domain.config_memo import Memo, flat_key
 from benchledger.domain.records import (
     Cell,
     GroupRecord,
@@ -138,9 +139,16 @@ def _plain_numbers(metrics: dict[str, Any]) -> bool:
     return True
 
 
+# The secrets of each config, which a file's runs repeat (a few dozen configs in 10k rows).
+_SECRETS = Memo()
+
+
 def _masked_run(record: RunRecord) -> RunRecord:
     header = record.header
-    hunted = config_secrets(header.config) if header.config else []
+    config = header.config
+    hunted: Sequence[str] = (
+        _SECRETS.get(flat_key(config), lambda: tuple(config_secrets(config))) if config else ()
+    )
     update: dict[str, Any] = {}
     supplement = record.supplement
     # Most runs hold nothing to mask: one look at all four tells so.

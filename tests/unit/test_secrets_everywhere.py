@@ -307,6 +307,25 @@ class TestMaskedRecords:
             masked_record(plain.model_copy(update={"header": header})).header, field
         ) == (masked)
 
+    def test_each_run_is_hunted_for_its_own_config_secrets_when_configs_repeat(self) -> None:
+        def run(config: dict[str, Any], error: str) -> RunRecord:
+            plain = record({"n": 3}, {"log": "fine"})
+            update = {"config": config, "error": error, "provenance": {}}
+            return plain.model_copy(update={"header": plain.header.model_copy(update=update)})
+
+        # Configs are kept apart as their JSON is (5 and 5.0 are equal in Python only).
+        first = {"api_key": "abcdefgh12345", "limit": 5}
+        other = {"api_key": "zyxwvuts98765", "limit": 5}
+        errors = "keys abcdefgh12345 and zyxwvuts98765"
+        for config, masked in [
+            (first, f"keys {MASK} and zyxwvuts98765"),
+            (other, f"keys abcdefgh12345 and {MASK}"),
+            (dict(first), f"keys {MASK} and zyxwvuts98765"),
+            ({"api_key": "abcdefgh12345", "limit": 5.0}, f"keys {MASK} and zyxwvuts98765"),
+            ({"limit": 5}, errors),
+        ]:
+            assert masked_record(run(config, errors)).header.error == masked
+
     def test_a_secret_in_a_run_supplement_is_masked(self) -> None:
         plain = record({"n": 3}, {"log": "fine"})
         stated = plain.model_copy(update={"supplement": {"note": "token=abcd1234efgh"}})
