@@ -22,6 +22,7 @@ from benchledger.domain.errors import CellConflictError
 from benchledger.domain.masked_records import masked_cells
 from benchledger.domain.records import Cell, RunHeader, RunRecord, cells_json
 from benchledger.domain.secrets import MASK
+from tests.integration.test_cell_batches import SCALARS
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -32,13 +33,6 @@ class CellLine(Cell):
     type: Literal["cell"] = Field(exclude=True)
 
 
-SCALARS = st.one_of(
-    st.integers(-(10**25), 10**25),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=6),
-    st.booleans(),
-    st.none(),
-)
 VALUES = st.recursive(
     SCALARS,
     lambda inner: st.one_of(
@@ -193,23 +187,6 @@ class TestRowsAsCells:
 
 
 class TestRowsMasked:
-    @pytest.mark.parametrize(
-        "odd",
-        [{"api_key": 1234567890}, {"n": True}, {"note": "Bearer abcdefgh1234"}, {"s": "plain"}],
-    )
-    def test_among_many_rows_the_one_to_mask_is_masked_as_its_cell_would_be(
-        self, odd: dict[str, Any]
-    ) -> None:
-        cells = [
-            Cell(key=f"k{i}", outcome="passed", metrics={"total_tokens": i}) for i in range(50)
-        ]
-        cells.insert(17, Cell(key="odd", outcome="failed", metrics=odd))
-        rows = CellRows.completed([row_of(c) for c in cells])
-        masked = masked_cells(rows)
-        assert isinstance(masked, CellRows)
-        assert masked == tuple(masked_cells(cells))
-        assert rows == tuple(cells)  # the rows read are left as they were
-
     def test_secrets_of_the_config_are_hunted_in_rows_as_in_cells(self) -> None:
         cells = [
             Cell(key="a", outcome="passed", metrics={"log": "called with hunted-12345678"}),

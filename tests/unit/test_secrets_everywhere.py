@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from benchledger.adapters.execution.secrets import Redactor, secret_values, spellings
+from benchledger.adapters.formats.native_cells import row_of
 from benchledger.domain import secret_text, secrets
+from benchledger.domain.cells import CellRows
 from benchledger.domain.masked_records import masked_cells, masked_record
 from benchledger.domain.records import Cell, RunHeader, RunRecord, RunStatus, SkipRecord
 from benchledger.domain.secrets import MASK, mask_config, mask_text, mask_value
@@ -271,19 +273,26 @@ class TestMaskedRecords:
         )
         assert masked_record(stated) is stated
 
+    @pytest.mark.parametrize("as_rows", [False, True], ids=["models", "rows"])
     @pytest.mark.parametrize(
-        "odd", [{"api_key": 1234567890}, {"n": True}, {"note": "Bearer abcdefgh1234"}]
+        "odd",
+        [{"api_key": 1234567890}, {"n": True}, {"note": "Bearer abcdefgh1234"}, {"s": "plain"}],
     )
     def test_among_many_cells_of_plain_numbers_the_one_to_mask_is_masked(
-        self, odd: dict[str, Any]
+        self, odd: dict[str, Any], as_rows: bool
     ) -> None:
+        """Cells held as models or as rows (a native JSONL file's): masked alike, the
+        cells read left as they were."""
         cells = [
             Cell(key=f"k{i}", outcome="passed", metrics={"total_tokens": i}) for i in range(50)
         ]
         cells.insert(17, Cell(key="odd", outcome="failed", metrics=odd))
-        masked = masked_cells(cells)
+        held = CellRows.completed([row_of(c) for c in cells]) if as_rows else cells
+        masked = masked_cells(held)
+        assert isinstance(masked, CellRows) is as_rows
         assert masked[17] == cells[17].model_copy(update={"metrics": mask_value(odd)})
         assert [c for i, c in enumerate(masked) if i != 17] == cells[:17] + cells[18:]
+        assert list(held) == cells
 
     def test_cells_of_plain_numbers_are_returned_themselves(self) -> None:
         cells = [
