@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from typing import Any, Literal, NamedTuple
 from uuid import UUID
 
@@ -168,9 +169,6 @@ class CountedAttempts:
 
 
 class Importing(LookupsAhead):
-    # The ids of benchmarks seen registered in committed events (`_unregistered`).
-    _seen_registered: set[UUID] | None = None
-
     # -- importing ------------------------------------------------------------
 
     def import_runs(
@@ -205,7 +203,7 @@ class Importing(LookupsAhead):
                     outcome = self._import_once(system, source, items, group, amend, registered)
                 # Committed: known registered from now on (never before: a rolled back
                 # append registered nothing).
-                self._registered_benchmarks().update(registered)
+                self._registered_benchmarks.update(registered)
                 return outcome
             except BaseException as e:
                 if group is not None and saved is not None:
@@ -441,7 +439,7 @@ class Importing(LookupsAhead):
         has seen registered is not asked of the store again, since events are never
         deleted; the others are asked in one query where the store allows. One seen
         unregistered is asked again by the next import: another writer may register it."""
-        known = self._registered_benchmarks()
+        known = self._registered_benchmarks
         ids = {name: benchmark_id_for(name) for name in names}
         asked = [i for i in ids.values() if i not in known]
         if not asked:
@@ -453,11 +451,10 @@ class Importing(LookupsAhead):
         registered.update(found)
         return [name for name, i in ids.items() if i not in known and i not in found]
 
+    @cached_property
     def _registered_benchmarks(self) -> set[UUID]:
-        """The benchmarks this ledger has seen registered, as committed."""
-        if self._seen_registered is None:
-            self._seen_registered = set()
-        return self._seen_registered
+        """The ids of the benchmarks this ledger has seen registered, as committed."""
+        return set()
 
     def _append(
         self,
