@@ -303,11 +303,18 @@ _ENCODE: Callable[[Any, int], Iterable[str]] = (
 
 
 def iso(value: datetime | None) -> str | None:
-    """ISO 8601 in UTC (naive times are taken as UTC), so text order is time order."""
+    """ISO 8601 in UTC (naive times are taken as UTC), so text order is time order.
+
+    A time already at offset zero (what a decoded event holds: pydantic reads `Z` as a
+    zone of its own) is written as it is: converting it to `UTC` first made a copy that
+    writes the same text, for each of the several times of every run a catch-up folds."""
     if value is None:
         return None
-    if value.tzinfo is None:
+    offset = value.utcoffset()
+    if offset is None:
         return value.replace(tzinfo=UTC).isoformat()
+    if not offset:
+        return value.isoformat()
     return value.astimezone(UTC).isoformat()
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from benchledger.domain import run as run_model
 from benchledger.domain.records import RunStatus
@@ -65,3 +69,40 @@ def test_an_envelope_decodes_its_event_once_for_every_fold_that_reads_it() -> No
         assert envelope.recorded_at == iso(event.timestamp)
         assert envelope.stream_id == str(stream)
     assert decoded == [1]
+
+
+_ZONES = st.sampled_from(
+    [
+        None,
+        UTC,
+        timezone(timedelta(0)),
+        timezone(timedelta(hours=-5)),
+        timezone(timedelta(hours=5, minutes=30)),
+        ZoneInfo("Europe/London"),
+        ZoneInfo("America/New_York"),
+        ZoneInfo("Australia/Lord_Howe"),
+    ]
+)
+
+
+@given(
+    st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(2200, 1, 1)),
+    _ZONES,
+    st.booleans(),
+)
+def test_iso_is_the_utc_text_of_the_time(moment: datetime, zone: Any, fold: bool) -> None:
+    """Whatever zone a time is in (none: taken as UTC; offset zero, as decoded events hold
+    it; another offset; a zone with daylight saving, either side of a fold), its text is
+    that of the same instant in UTC."""
+    value = moment.replace(tzinfo=zone, fold=int(fold))
+    expected = (value.replace(tzinfo=UTC) if zone is None else value.astimezone(UTC)).isoformat()
+    assert iso(value) == expected
+    assert iso(value).endswith("+00:00")
+
+
+def test_iso_of_a_decoded_event_time_is_its_utc_text() -> None:
+    """pydantic reads `Z` into a zone of its own (offset zero), written as UTC is."""
+    stamp = TypeAdapter(datetime).validate_json('"2026-01-05T08:00:00.123456Z"')
+    assert type(stamp.tzinfo) is not type(UTC)
+    assert iso(stamp) == "2026-01-05T08:00:00.123456+00:00"
+    assert iso(None) is None
