@@ -53,6 +53,8 @@ SEEN = (
     f"{_alias('alias_reason')}, {_alias('alias_by')}, ?) "
     "ON CONFLICT(name) DO UPDATE SET runs = runs + 1"
 )
+# More runs of a model listed already (`SEEN` counts one run each).
+COUNTED = "UPDATE [{models}] SET runs = runs + ? WHERE name = ?"
 # The model id a run of the model named by its parameter carries.
 MODEL_ID = "(SELECT model_id FROM [{models}] WHERE name = ?)"
 STAMP = f"UPDATE [{{runs}}] SET model_id = {MODEL_ID} WHERE run_id = ?"

@@ -297,7 +297,8 @@ class RunsProjection(Projection):
     def fold_page(self, envelopes: Iterable[Envelope]) -> Iterable[Change]:
         """The page's changes; consecutive events that only add runs and count their cells
         as three batches instead of three statements per run: their models listed
-        (`models.SEEN`), then the runs inserted, then their cells counted. These changes
+        (`models.SEEN`, each model once, `_listed`), then the runs inserted, then their
+        cells counted. These changes
         commute across runs (a model's row is only counted up, no run's row is read by
         another's change) and each run is still inserted before its cells are counted.
         Each batch keeps its events' order, so rows are inserted in the same order (and
@@ -402,10 +403,28 @@ class RunsProjection(Projection):
 
 
 def _release(held: tuple[list[Change], ...]) -> Iterator[Change]:
-    """The changes held by `RunsProjection.fold_page`, batch after batch; forgets them."""
-    for changes in held:
-        yield from changes
+    """The changes held by `RunsProjection.fold_page`, batch after batch (the models
+    listed once each, `_listed`); forgets them."""
+    for i, changes in enumerate(held):
+        yield from _listed(changes) if i == _HELD[models.SEEN] else changes
         changes.clear()
+
+
+def _listed(seen: list[Change]) -> Iterator[Change]:
+    """Held `models.SEEN` changes as each model's first, in the order they came (the rows
+    a model's first run inserts), then one count of the rest per model: not a statement
+    per run counting one more."""
+    first: dict[str, Change] = {}
+    more: Counter[str] = Counter()
+    for change in seen:
+        name = change[1][0]
+        if name in first:
+            more[name] += 1
+        else:
+            first[name] = change
+    yield from first.values()
+    for name, runs in more.items():
+        yield models.COUNTED, (runs, name)
 
 
 def _ended(envelope: Envelope, event: RunFinished | RunImported) -> tuple[object, ...]:

@@ -1,10 +1,11 @@
-"""The `runs` fold batches a page's new runs (their models listed, rows inserted, cells
-counted) instead of three statements per run: the rows must be those that folding one
-event at a time gives, none lost, none twice, in the same order."""
+"""The `runs` fold batches a page's new runs (their models listed, each model once, rows
+inserted, cells counted) instead of three statements per run: the rows must be those that
+folding one event at a time gives, none lost, none twice, in the same order."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from benchledger.adapters.store import projection_runner
 from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile
 from benchledger.domain.signatures import sha256_hex
+from benchledger.projections import models
 from benchledger.projections.base import group_changes
 from benchledger.projections.runs import RunsProjection
 from tests.ledgers import build_demo
@@ -110,3 +112,11 @@ def test_a_page_of_imported_runs_is_three_batches(services: Services) -> None:
     statements = [sql for sql, _ in group_changes(runs.fold_page(imported))]
     one_each = [sql for sql, _ in group_changes(c for e in imported for c in runs.fold(e))]
     assert len(statements) < len(one_each) / 5
+    # Each model of the page listed once, its other runs counted in one statement.
+    seen = [params[0] for e in imported for sql, params in runs.fold(e) if sql == models.SEEN]
+    listed = [params for sql, params in runs.fold_page(imported) if sql == models.SEEN]
+    names = [params[0] for params in listed]
+    assert len(names) == len(set(names)) == len(set(seen)) < len(seen)
+    counted = [params for sql, params in runs.fold_page(imported) if sql == models.COUNTED]
+    assert sum(more for more, _ in counted) + len(names) == len(seen)
+    assert Counter(seen) == Counter(names) + Counter({n: more for more, n in counted})
