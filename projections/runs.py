@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from operator import itemgetter
+from typing import Any, cast
 
 from benchledger.domain.agent_identity import agent_identity
 from benchledger.domain.model_aliases import ModelAliasDeclared
@@ -417,7 +418,7 @@ def _listed(seen: list[Change]) -> Iterator[Change]:
     first: dict[str, Change] = {}
     more: Counter[str] = Counter()
     for change in seen:
-        name = change[1][0]
+        name = cast(tuple[Any, ...], change[1])[0]  # `models.seen`: the name first
         if name in first:
             more[name] += 1
         else:
