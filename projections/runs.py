@@ -299,9 +299,9 @@ class RunsProjection(Projection):
         """The page's changes; consecutive events that only add runs and count their cells
         as three batches instead of three statements per run: their models listed
         (`models.SEEN`, each model once, `_listed`), then the runs inserted, then their
-        cells counted. These changes
-        commute across runs (a model's row is only counted up, no run's row is read by
-        another's change) and each run is still inserted before its cells are counted.
+        cells counted. These changes commute across runs (a model's row is only counted
+        up, no run's row is read by another's change) and each run is still inserted
+        before its cells are counted.
         Each batch keeps its events' order, so rows are inserted in the same order (and
         get the same rowids); any other change runs after what was held before it."""
         held: tuple[list[Change], ...] = ([], [], [])
