@@ -326,10 +326,10 @@ class ProjectionRunner:
             live = {p.name: self.store.create_tables(p, indexed=False) for p in targets}
         position, count = self._write_folded_ahead(targets, live, progress)
         with self.store.write():
-            for p in targets:
-                self.store.index_filled(p)
             position, more = self._apply_pages(targets, live, position, progress, commit=False)
             count += more
+            for p in targets:
+                self.store.index_filled(p)
             self._settle(self.store, live)
             for p in targets:
                 self.store.set_state(p.name, p.version, position)

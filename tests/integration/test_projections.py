@@ -14,7 +14,9 @@ from benchledger.adapters.store import projection_runner
 from benchledger.adapters.store.bootstrap import Services, Settings, build
 from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile
 from benchledger.domain.signatures import sha256_hex
+from benchledger.projections.base import index_name
 from benchledger.projections.registry import all_projections
+from benchledger.projections.store import ReadModelStore
 
 # A table with a primary key is read in key order (its rows' physical order is no fact:
 # `latest` re-selects a key once per transaction, so it depends on how events were
@@ -71,6 +73,38 @@ def test_read_model_commits_are_not_synced_but_event_commits_are(services: Servi
     with services.ledger.recorder.datastore.transaction(commit=False) as cursor:
         cursor.execute("PRAGMA synchronous")
         assert cursor.fetchone()[0] == 2  # FULL
+
+
+def _indexes(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+    return {name for (name,) in rows}
+
+
+def test_a_first_build_indexes_each_table_once_it_is_full(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new ledger's first catch-up, folded in this process (too few events to fold
+    ahead): while its pages are folded a table has only the indexes its folds look rows
+    up by (`Table.lookups`); the others are built once, when it is full."""
+    for i in range(3):
+        import_record(services, record(i, 50), f"f{i}")
+    tables = [t for p in all_projections() for t in p.tables if not t.full_text]
+    lookups = {index_name(t.name, c) for t in tables for c in t.lookups}
+    every = {index_name(t.name, c) for t in tables for c in t.indexes}
+    assert every - lookups  # indexes to build later, or this test would prove nothing
+    present: list[set[str]] = []
+    apply = ReadModelStore.apply
+
+    def spied(store: ReadModelStore, *args: Any) -> None:
+        present.append(_indexes(store.conn))
+        apply(store, *args)
+
+    monkeypatch.setattr(ReadModelStore, "apply", spied)
+    assert not services.store.has_tables(all_projections()[0])
+    services.runner.catch_up()
+    assert present
+    assert all(seen & every <= lookups for seen in present), sorted((present[-1] & every) - lookups)
+    assert every <= _indexes(services.store.conn)
 
 
 class TestRebuild:
