@@ -214,9 +214,11 @@ class _Lines:
             )
         self.turns.add({k: v for k, v in obj.items() if k != "type"}, line=lineno)
 
-    def line(self, lineno: int, line: str) -> Iterator[RunRecord]:
+    def line(self, lineno: int, line: str, *, maybe_cell: bool = True) -> Iterator[RunRecord]:
+        """One line of the file; `maybe_cell=False` for a line that looks like a run line: it
+        is not tried as a cell line first (that attempt fails, at the cost of an error)."""
         name = self.name
-        if self.header is not None:
+        if maybe_cell and self.header is not None:
             try:
                 row = LINE.validate_json(line)
             except ValidationError:
@@ -306,7 +308,7 @@ def parse_lines(
                 if pending:
                     yield from run.batch(pending_first, pending)
                     pending = []
-                yield from run.line(lineno + end, block[end])
+                yield from run.line(lineno + end, block[end], maybe_cell=False)
             start = end + 1
         lineno += len(block)
     if pending:

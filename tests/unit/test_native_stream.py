@@ -230,3 +230,19 @@ class TestKeysCountedInBulk:
         whole, streamed = both(tmp_path, "\n".join([json.dumps(RUN), cell, cell]))
         assert whole == streamed
         assert whole[0] == "InputFormatError" and "key" in whole[1]
+
+    @pytest.mark.parametrize("lines", [1, 2], ids=["first-run", "second-run"])
+    def test_a_cell_line_that_looks_like_a_run_line_is_read_as_a_cell(
+        self, tmp_path: Path, lines: int
+    ) -> None:
+        """A line the run-line search matches is read whole as what its `type` says: a cell
+        whose metrics state `"type": "run"` stays a cell, and its run is not split."""
+        cell = {"type": "cell", "key": "k", "outcome": "passed", "metrics": {"type": "run"}}
+        plain = {"type": "cell", "key": "p", "outcome": "failed"}
+        text = "\n".join(json.dumps(line) for line in [RUN, plain, cell, plain] * lines)
+        assert native_lines._RUN_LINE.search(json.dumps(cell))
+        whole, streamed = both(tmp_path, text)
+        assert whole == streamed
+        assert [[(c["key"], c["metrics"]) for c in run["cells"]] for run in whole] == [
+            [("p", {}), ("k", {"type": "run"}), ("p", {})]
+        ] * lines
