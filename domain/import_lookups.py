@@ -5,7 +5,7 @@ lookups per run (group, skip) against a table that grows with every file."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 from uuid import UUID
 
 from benchledger.domain.base import Event
@@ -21,10 +21,27 @@ LOOKAHEAD = 500
 LOOKAHEAD_CELLS = 5_000
 
 
+class UnchangedRow(NamedTuple):
+    """A source row the ledger holds as it is, not read again: the run its key names
+    holds one event, made of this very row (`Importing.unchanged_rows`). Two plain
+    values, so that it crosses between processes as a run made into its events does
+    (`PreparedRun`, a longer tuple)."""
+
+    run_key: str
+    run_id: bytes
+
+
+def is_unchanged_row(item: object) -> bool:
+    return isinstance(item, tuple) and len(item) == len(UnchangedRow._fields)
+
+
 def stream_id(system: str, item: Parsed | tuple[Any, ...]) -> UUID | None:
-    """The stream whose first event says whether the item is recorded already."""
-    if isinstance(item, tuple):  # a run made into its events where it was read
-        return UUID(bytes=item[1])  # `PreparedRun.run_id`
+    """The stream whose first event says whether the item is recorded already (None: an
+    item that needs no lookup)."""
+    if isinstance(item, tuple):
+        if is_unchanged_row(item):
+            return None
+        return UUID(bytes=item[1])  # a run made into its events: `PreparedRun.run_id`
     if isinstance(item, RunRecord):
         return run_id_for(system, item.header.natural_key())
     if isinstance(item, GroupRecord):

@@ -22,7 +22,12 @@ from benchledger.domain.errors import (
     ImportConflictError,
     RuleViolationError,
 )
-from benchledger.domain.import_lookups import LookupsAhead, own_run_id
+from benchledger.domain.import_lookups import (
+    LookupsAhead,
+    UnchangedRow,
+    is_unchanged_row,
+    own_run_id,
+)
 from benchledger.domain.import_outcomes import RunOutcomes
 from benchledger.domain.ledger_base import (
     CELL_BATCH,
@@ -94,6 +99,16 @@ def serialized(record: RunRecord) -> tuple[list[bytes], str]:
         for i in range(0, len(record.cells), CELL_BATCH)
     ]
     return batches, record.content_sha256(batches) if batches else record.content_sha256()
+
+
+# How a stored `RunImported` that states its row's digest ends: that is its last field,
+# and the mapper writes compact JSON. Matched at the very end, no string inside the
+# event can pass for it (its quotes would be escaped).
+_STATES_DIGEST = b'"}'
+
+
+def _states_digest(digest: str) -> bytes:
+    return b'"source_row_sha256":"' + digest.encode() + b'"}'
 
 
 def counted_attempt(record: RunRecord) -> int | None:
@@ -266,6 +281,58 @@ class Importing(LookupsAhead):
 
         return prepare
 
+    def unchanged_rows(
+        self,
+        system: str,
+        key: Callable[[Any], str | None] | None,
+        digest: Callable[[Any], str] | None,
+        *,
+        forked: bool = False,
+    ) -> Callable[[list[Any]], list[Any]] | None:
+        """What tells, of a batch of a source's units (rows as it holds them: `Units`),
+        those recorded as they are: each such unit is given back as an `UnchangedRow`,
+        the others as they are. A unit is recorded as it is when the run its key names
+        holds one event, a `RunImported` stating the unit's digest: the run was read from
+        this very row and nothing happened to it since, so reading the row again would
+        make the same record and find it unchanged. Anything else (a row that changed, a
+        run corrected, amended, invalidated or given more facts, an event that states no
+        digest) is read and compared as before. One query per batch; the digest is
+        worked out only for a unit whose run is such a run. `forked`: for any process
+        (this one, or one forked from it), through a read-only connection of that
+        process's own, which sees what is committed (a row stated twice in a file is
+        read twice, and refused as before); None where the store has none (PostgreSQL).
+        Else through the store, in this process only. None where the format or the
+        store tells nothing.
+        """
+        sole = self.sole_events_forked if forked else self.sole_events
+        mapper = self.mapper
+        if key is None or digest is None or sole is None or mapper.compressor or mapper.cipher:
+            return None
+        imported = run_model.RunImported.TOPIC
+
+        def unchanged(units: list[Any]) -> list[Any]:
+            keys = [key(unit) for unit in units]
+            ids = {k: run_id_for(system, k) for k in keys if k is not None}
+            held = sole(list(ids.values())) if ids else {}
+            if not held:
+                return units
+            out: list[Any] = []
+            for unit, k in zip(units, keys, strict=True):
+                event = held.get(ids[k]) if k is not None else None
+                if (
+                    event is not None
+                    and event[0] == imported
+                    and event[1].endswith(_STATES_DIGEST)
+                    and event[1].endswith(_states_digest(digest(unit)))
+                    and k is not None
+                ):
+                    out.append(UnchangedRow(k, ids[k].bytes))
+                else:
+                    out.append(unit)
+            return out
+
+        return unchanged
+
     def _import_once(
         self,
         system: str,
@@ -304,6 +371,17 @@ class Importing(LookupsAhead):
             counted.skip(skip)
         appended = 0
         for item in self._looked_up(system, items):
+            if is_unchanged_row(item):  # a row recorded as it is: not read again
+                unchanged = UnchangedRow._make(item)
+                if unchanged.run_key in keys:
+                    raise ImportConflictError(
+                        f"{source.path}: run '{unchanged.run_key}' appears twice in one file"
+                    )
+                keys.add(unchanged.run_key)
+                outcomes.append(
+                    RunOutcome(UUID(bytes=unchanged.run_id), unchanged.run_key, "unchanged")
+                )
+                continue
             if isinstance(item, tuple):  # a new run, made into its events where it was read
                 prepared = PreparedRun._make(item)
                 run_id = UUID(bytes=prepared.run_id)

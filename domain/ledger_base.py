@@ -146,6 +146,11 @@ class LedgerBase(Application[UUID]):
     # Set by the composition root where the store allows: `streams_present` for a process
     # forked from this one (`Importing.prepare`), through a connection of its own.
     streams_present_forked: Callable[[Sequence[UUID]], set[UUID]] | None = None
+    # Set by the composition root: of the given streams, those holding one event, with its
+    # topic and stored state (`adapters.store.streams.sole_events`), and the same for a
+    # process forked from this one, where the store allows (`Importing.unchanged_rows`).
+    sole_events: Callable[[Sequence[UUID]], dict[UUID, tuple[str, bytes]]] | None = None
+    sole_events_forked: Callable[[Sequence[UUID]], dict[UUID, tuple[str, bytes]]] | None = None
     # Streams a batch lookup found without events (`import_lookups`), while appending
     # together: `_first_event` needs no query for them.
     _absent: set[UUID] | None = None

@@ -236,6 +236,9 @@ class RunRecord(Memoized):
     # facts: a later source that states them fills them, and they never conflict. Not part
     # of the run's content, so a run recorded before marks existed keeps its hash.
     placeholders: tuple[str, ...] = Field(default=(), exclude=True)
+    # The digest of the source row it was read from, where its format gives one
+    # (`RunImported.source_row_sha256`): not part of its content.
+    source_row_sha256: str | None = Field(default=None, exclude=True)
 
     def content_sha256(self, cell_batches: Sequence[bytes] | None = None) -> str:
         """Fingerprint of the run's content: fields in model order, independent of layout.

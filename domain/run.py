@@ -20,6 +20,10 @@ from benchledger.domain.records import (
 )
 
 
+def _unset(value: Any) -> bool:
+    return value is None
+
+
 class RunStarted(Event):
     run_key: str
     benchmark: str
@@ -123,6 +127,12 @@ class RunImported(RunStarted):
     ended_at: datetime | None = None
     artifacts: list[dict[str, Any]] = Field(default_factory=list)
     turns: tuple[Turn, ...] = ()
+    # The digest of the source row the run was read from, where its format gives one
+    # (`formats.Units.digest`: an orchestrator database row with its trajectory rows): a
+    # later import of the same source skips a row whose digest this states, while the
+    # run's stream holds only this event. Written only when set, so the events of
+    # other sources are stored as they always were.
+    source_row_sha256: str | None = Field(default=None, exclude_if=_unset)
 
 
 class RunFactsAdded(Event):

@@ -173,7 +173,12 @@ def imported(
     if record.header.status is RunStatus.RECOVERED:
         return None
     fields = _started(run_id, record, "imported", source_file, run_group_id, None, content_sha256)
-    return RunImported(**fields, **finished_fields(record), turns=turns)
+    return RunImported(
+        **fields,
+        **finished_fields(record),
+        turns=turns,
+        source_row_sha256=record.source_row_sha256,
+    )
 
 
 def _started(

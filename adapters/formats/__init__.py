@@ -142,7 +142,7 @@ def units(fmt: Format, path: Path) -> Units | None:
         except (ValueError, UnicodeError, RecursionError, OverflowError) as e:
             raise _unreadable(fmt, path, e) from e
 
-    return Units(produce, parse, found.weight)
+    return found._replace(produce=produce, parse=parse)
 
 
 def _unreadable(fmt: Format, path: Path, e: BaseException) -> InputFormatError:

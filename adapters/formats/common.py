@@ -47,6 +47,13 @@ class Units(NamedTuple):
     produce: Callable[[], Iterator[Any]]
     parse: Callable[[Any], Any]
     weight: Callable[[Any], int]
+    # Where a unit is one run's row: its run key (`key(unit)`, None for other units) and
+    # the digest of everything it states (`digest(unit)`), which its record carries
+    # (`RunRecord.source_row_sha256`). An import of the source again skips a unit whose
+    # run is recorded from that very row, without parsing it (`Importing.unchanged_rows`),
+    # passing an `UnchangedRow` (a pair) in its place: such units are never pairs.
+    key: Callable[[Any], str | None] | None = None
+    digest: Callable[[Any], str] | None = None
 
 
 def identity(stat: os.stat_result) -> tuple[int, int, int]:

@@ -41,6 +41,8 @@ from benchledger.adapters.formats.orchestrator_sources import (
     parse_viewer,
     stream_sqlite,
     stream_units,
+    unit_digest,
+    unit_key,
     unit_weight,
     wal_file,
 )
@@ -159,7 +161,13 @@ def units(path: Path) -> Units | None:
     if head != SQLITE_MAGIC:
         return None
     name = str(path)
-    return Units(lambda: stream_units(path), lambda unit: parse_unit(name, unit), unit_weight)
+    return Units(
+        lambda: stream_units(path),
+        lambda unit: parse_unit(name, unit),
+        unit_weight,
+        key=unit_key,
+        digest=unit_digest,
+    )
 
 
 def declares(path: Path, head: bytes) -> bool:

@@ -7,6 +7,8 @@ comparisons/compare-<id>.json.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import marshal
 import math
 import shutil
 import sqlite3
@@ -114,6 +116,31 @@ def stream_units(path: Path) -> Iterator[Unit]:
 Unit = dict[str, Any] | tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...] | None, Any]
 
 
+# What a row's digest is made of, before the row itself: bumped whenever the same row
+# would be read into another record (a parse that states more of it), so that rows
+# recorded under an older reading are read again.
+ROW_DIGEST_PREFIX = b"benchledger orchestrator benchmark_runs row 1\0"
+
+
+def unit_key(unit: Unit) -> str | None:
+    """The run key a benchmark_runs unit states (its run_id), None for other units."""
+    if isinstance(unit, dict):
+        return None
+    names, values = unit[0], unit[1]
+    if "run_id" not in names:
+        return None
+    run_id = values[names.index("run_id")]
+    return run_id if type(run_id) is str else None
+
+
+def unit_digest(unit: Unit) -> str:
+    """The SHA-256 of a benchmark_runs unit as the database hands it: its column names and
+    values, its trajectory rows' names and values, in the query's order. By value:
+    `marshal` version 2 writes no references (a value seen twice is written twice) and
+    the same bytes for the same values, whichever objects hold them."""
+    return hashlib.sha256(ROW_DIGEST_PREFIX + marshal.dumps(unit, 2)).hexdigest()
+
+
 def parse_unit(name: str, unit: Unit) -> Parsed | None:
     """The record a unit of `stream_units` states (None: a row that states no record),
     refused as `parse_sqlite` refuses it; `name`: the file."""
@@ -131,7 +158,12 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
     record_of = None
     if turn_names is not None and turn_rows:  # a run's turns, validated with its record
         record_of = partial(_turns(turn_names, turn_rows).record, name)
-    return read_row(name, row, "benchmark_runs.", "database", columns=columns, record_of=record_of)
+    record = read_row(
+        name, row, "benchmark_runs.", "database", columns=columns, record_of=record_of
+    )
+    if isinstance(record, RunRecord) and unit_key(unit) is not None:
+        return record.model_copy(update={"source_row_sha256": unit_digest(unit)})
+    return record
 
 
 def unit_weight(unit: Unit) -> int:

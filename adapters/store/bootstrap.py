@@ -19,6 +19,8 @@ from benchledger.adapters.store.settings import DEFAULT_DB, Settings
 from benchledger.adapters.store.streams import (
     present_streams,
     present_streams_forked,
+    sole_events,
+    sole_events_forked,
     stream_events,
 )
 from benchledger.adapters.store.transaction import spanning
@@ -147,6 +149,8 @@ def open_ledger(settings: Settings) -> Ledger:
     ledger.streams_present = present_streams(ledger.recorder)
     ledger.stream_events = stream_events(ledger.recorder)
     ledger.streams_present_forked = present_streams_forked(ledger.recorder)
+    ledger.sole_events = sole_events(ledger.recorder)
+    ledger.sole_events_forked = sole_events_forked(ledger.recorder)
     return ledger
 
 

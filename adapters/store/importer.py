@@ -37,6 +37,7 @@ from benchledger.domain.errors import (
     PartOfResultError,
     UnknownFormatError,
 )
+from benchledger.domain.import_lookups import is_unchanged_row
 from benchledger.domain.import_outcomes import run_id_texts, state_counts
 from benchledger.domain.ledger import GroupHandle, Ledger
 from benchledger.domain.records import SourceFile
@@ -45,6 +46,8 @@ FileState = Literal["imported", "amended", "unchanged", "conflict", "failed", "i
 
 # Why a file was ignored (the import summary counts them).
 NOT_A_RESULT = "not a result file"
+# Units of a file asked at a time whether they are recorded as they are (one query).
+UNCHANGED_BATCH = 500
 PART_OF_RESULT = "part of a result"
 MEMBER_OF_RUN = "member of an imported run"
 
@@ -256,20 +259,57 @@ class Importer:
         check = formats.checker(fmt, path)
         parse = units.parse
         prepare = self.ledger.prepare(fmt.SYSTEM, source, group)
+        # Rows recorded as they are come as `UnchangedRow`s, not read again; not when
+        # options fill what the file does not say (each run is then compared again).
+        # Told a batch at a time where the units are read (the child, when there is
+        # one), through a connection of that process's own; where the store has none
+        # (PostgreSQL), here, a unit at a time, of the units this process parses.
+        produce, weight = units.produce, units.weight
+        ledger, system = self.ledger, fmt.SYSTEM
+        told = here = None
+        if not source.options:
+            told = ledger.unchanged_rows(system, units.key, units.digest, forked=True)
+            if told is None:
+                here = ledger.unchanged_rows(system, units.key, units.digest)
+        if told is not None:
+            tell = told
 
-        def finish(unit: Any, index: int) -> Parsed | None:
-            record: Parsed | None = parse(unit)
+            def produce() -> Iterator[Any]:
+                batch: list[Any] = []
+                for unit in units.produce():
+                    batch.append(unit)
+                    if len(batch) >= UNCHANGED_BATCH:
+                        yield from tell(batch)
+                        batch = []
+                if batch:
+                    yield from tell(batch)
+
+            def weight(unit: Any) -> int:
+                return 0 if is_unchanged_row(unit) else units.weight(unit)
+
+        def finish(unit: Any, index: int) -> Any:
+            if is_unchanged_row(unit):
+                return unit
+            if here is not None:
+                (item,) = here([unit])
+                if item is not unit:  # an UnchangedRow
+                    return item
+            record = parse(unit)
             if record is not None:
                 check(record, index)
             return record
 
         def finish_ahead(batch: list[Any], first: int) -> list[Any]:
-            records = [r for r in map(parse, batch) if r is not None]
-            for i, record in enumerate(records, start=first):
-                check(record, i)
+            records: list[Any] = []
+            for unit in batch:
+                if is_unchanged_row(unit):
+                    records.append(unit)
+                elif (record := parse(unit)) is not None:
+                    check(record, first + len(records))
+                    records.append(record)
             return records if prepare is None else prepare(records)
 
-        return read_ahead.units_ahead(units.produce, str(path), finish, finish_ahead, units.weight)
+        return read_ahead.units_ahead(produce, str(path), finish, finish_ahead, weight)
 
     def import_file(
         self,

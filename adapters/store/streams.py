@@ -43,6 +43,12 @@ def present_streams_forked(recorder: Any) -> Present | None:
     asks (a connection is never shared across a fork), and sees what is committed.
     None where there is none to open: a store in memory, or PostgreSQL (whose lookups
     stay in the importing process)."""
+    select = _forked_selector(recorder)
+    return None if select is None else partial(_present, select)
+
+
+def _forked_selector(recorder: Any) -> Select | None:
+    """A `Select` for a process forked from this one (see `present_streams_forked`)."""
     if not isinstance(recorder, SQLiteApplicationRecorder):
         return None
     pool = recorder.datastore.pool
@@ -61,7 +67,54 @@ def present_streams_forked(recorder: Any) -> Present | None:
         with closing(conn.cursor()) as cursor:
             yield from _sqlite_chunks(cursor, table, ids, columns, rest)
 
-    return partial(_present, select)
+    return select
+
+
+# The streams of those given that hold one event, with its topic and stored state.
+Sole = Callable[[Sequence[UUID]], dict[UUID, tuple[str, bytes]]]
+
+
+def sole_events(recorder: Any) -> Sole | None:
+    """A function giving, of the given streams, those whose only committed event is their
+    first, each with that event's topic and stored state (what an import needs to tell
+    a source row recorded as it is: `Importing.unchanged_rows`), in one query per chunk;
+    None for a store without one."""
+    select = _selector(recorder)
+    return None if select is None else partial(_sole, select)
+
+
+def sole_events_forked(recorder: Any) -> Sole | None:
+    """`sole_events` for a process forked from this one, through a read-only connection of
+    its own (`present_streams_forked`); None where there is none to open."""
+    select = _forked_selector(recorder)
+    if select is None:
+        return None
+
+    def sole(ids: Sequence[UUID]) -> dict[UUID, tuple[str, bytes]]:
+        try:
+            return _sole(select, ids)
+        except sqlite3.Error:  # busy past its timeout: those rows are read, as before
+            return {}
+
+    return sole
+
+
+def _sole(select: Select, ids: Sequence[UUID]) -> dict[UUID, tuple[str, bytes]]:
+    first: dict[UUID, tuple[str, bytes]] = {}
+    later: set[UUID] = set()
+    columns = (
+        "originator_id, originator_version, topic, "
+        "CASE WHEN originator_version = 1 THEN state END AS state"
+    )
+    for rows in select(ids, columns, "AND originator_version <= 2"):
+        for row in rows:
+            oid = row["originator_id"]
+            stream = oid if isinstance(oid, UUID) else UUID(str(oid))
+            if row["originator_version"] == 1:
+                first[stream] = (row["topic"], bytes(row["state"]))
+            else:
+                later.add(stream)
+    return {stream: event for stream, event in first.items() if stream not in later}
 
 
 def _present(select: Select, ids: Sequence[UUID]) -> set[UUID]:

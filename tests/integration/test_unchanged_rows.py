@@ -1,0 +1,317 @@
+"""An orchestrator.sqlite imported again after it grew: a row the ledger recorded from that
+very row (its run holds one event, which states the row's digest) is not read again, and
+the import records what reading every row records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from benchledger.adapters.formats import orchestrator, orchestrator_sources
+from benchledger.adapters.store import read_ahead, streams
+from benchledger.domain import importing
+from benchledger.domain.run import RunImported
+from tests.integration.test_import_units import (
+    CHILD,
+    PARENT,
+    URL,
+    import_file,
+    ledgers,  # noqa: F401 - a fixture
+    read_in_a_child,
+    recorded,
+)
+
+BENCH_ROWS = 400
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.integration.test_import_units import BENCH
+
+    path = tmp_path_factory.mktemp("orch") / "orchestrator.sqlite"
+    BENCH.build_db(path, BENCH_ROWS, 4)
+    return path
+
+
+def copy_of(database: Path, target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):
+        source = Path(f"{database}{suffix}")
+        if source.exists():
+            Path(f"{target}{suffix}").write_bytes(source.read_bytes())
+    return target
+
+
+def grown(database: Path, target: Path, change: Callable[[sqlite3.Connection], None]) -> Path:
+    copy_of(database, target)
+    with closing(sqlite3.connect(target)) as conn, conn:
+        change(conn)
+    return target
+
+
+def three_new_rows(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "UPDATE benchmark_runs SET run_id = run_id || '_new' WHERE rowid IN "
+        "(SELECT rowid FROM benchmark_runs WHERE status = 'succeeded' LIMIT 3)"
+    )
+
+
+class ParsedRows:
+    """The run_ids of the benchmark_runs rows parsed, in whichever process parsed them
+    (a forked child's are told through a file)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+        self.file = folder / "parsed.txt"
+        self.file.write_text("")
+        real = orchestrator.parse_unit
+
+        def parse_unit(name: str, unit: Any) -> Any:
+            key = orchestrator_sources.unit_key(unit)
+            if key is not None:
+                with self.file.open("a") as f:
+                    f.write(key + "\n")
+            return real(name, unit)
+
+        monkeypatch.setattr(orchestrator, "parse_unit", parse_unit)
+
+    def keys(self) -> list[str]:
+        return self.file.read_text().split()
+
+
+def reading_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importing.Importing, "unchanged_rows", lambda *a, **k: None)
+
+
+def skippable(services: Any) -> set[str]:
+    """The run keys of the runs whose stream holds one RunImported stating a row digest."""
+    counts: dict[UUID, int] = {}
+    first: dict[UUID, dict[str, Any]] = {}
+    for n in services.ledger.recorder.select_notifications(0, 1_000_000):
+        counts[n.originator_id] = counts.get(n.originator_id, 0) + 1
+        if n.topic == RunImported.TOPIC and n.originator_version == 1:
+            first[n.originator_id] = json.loads(n.state)
+    return {
+        state["run_key"]
+        for stream, state in first.items()
+        if counts[stream] == 1 and state.get("source_row_sha256")
+    }
+
+
+class TestAGrownDatabase:
+    @pytest.mark.parametrize(
+        "who", [CHILD, PARENT, None], ids=["child-parses", "parent-parses", "no-child"]
+    )
+    def test_reads_only_the_rows_it_has_not_recorded_as_they_are(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        who: int | None,
+    ) -> None:
+        bigger = grown(database, tmp_path / "db" / "orchestrator.sqlite", three_new_rows)
+        with monkeypatch.context() as m:  # the reference: every row read and compared
+            reading_every_row(m)
+            every = ledgers("every")
+            import_file(every, database)
+            expected = import_file(every, bigger)
+        if who is None:  # one process reads, tells and parses every unit
+            monkeypatch.setattr(read_ahead, "READ_AHEAD_BYTES", 0)
+            monkeypatch.setattr(read_ahead, "can_read_ahead", lambda: False)
+        else:
+            read_in_a_child(monkeypatch, who)
+        services = ledgers("skipping")
+        first = import_file(services, database)
+        assert first.state == "imported"
+        recorded_as_they_are = skippable(services)
+        # Most rows are runs stated whole; skips, stale recoveries and open rows are not.
+        assert 200 < len(recorded_as_they_are) < first.runs
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        report = import_file(services, bigger)
+        assert (report.state, report.runs, report.new_runs, report.run_ids) == (
+            expected.state,
+            expected.runs,
+            expected.new_runs,
+            expected.run_ids,
+        )
+        assert report.new_runs == 3
+        assert recorded(services) == recorded(every)
+        keys = parsed.keys()
+        assert len(keys) == len(set(keys))
+        with closing(sqlite3.connect(bigger)) as conn:
+            rows = {r[0] for r in conn.execute("SELECT run_id FROM benchmark_runs")}
+        # Every row but those recorded as they are, and only those, was read.
+        assert set(keys) == rows - recorded_as_they_are
+        # Read again, it is the same file: nothing read, nothing appended.
+        head = services.ledger.recorder.max_notification_id()
+        assert import_file(services, bigger).state == "unchanged"
+        assert services.ledger.recorder.max_notification_id() == head
+
+    def test_a_changed_row_and_a_run_with_later_events_are_read_again(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        read_in_a_child(monkeypatch, CHILD)
+        services = ledgers("again")
+        import_file(services, database)
+        ids = sorted(skippable(services))
+        turned, invalidated = ids[0], ids[1]
+
+        def change(conn: sqlite3.Connection) -> None:
+            # A trajectory row edited (turns are not part of a run's content: the run is
+            # found unchanged once read, but it must be read).
+            found = conn.execute(
+                "UPDATE benchmark_run_trajectories SET latency_ms = coalesce(latency_ms, 0) "
+                "+ 1 WHERE rowid = (SELECT min(rowid) FROM benchmark_run_trajectories "
+                "WHERE run_id = ?)",
+                (turned,),
+            ).rowcount
+            if not found:  # a run without turns: one of its columns then
+                conn.execute(
+                    "UPDATE benchmark_runs SET stdout_path = stdout_path || '.1' WHERE run_id = ?",
+                    (turned,),
+                )
+
+        bigger = grown(database, tmp_path / "db" / "orchestrator.sqlite", change)
+        run_id = importing.run_id_for(orchestrator.SYSTEM, invalidated)
+        services.ledger.invalidate_run(run_id, "checked by hand", "tester")
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        report = import_file(services, bigger)
+        assert report.state in ("imported", "unchanged", "amended")
+        keys = set(parsed.keys())
+        assert turned in keys and invalidated in keys
+        assert not keys & (set(ids) - {turned, invalidated})
+
+    def test_a_store_too_busy_to_tell_has_every_row_read(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        read_in_a_child(monkeypatch, CHILD)
+        services = ledgers("busy")
+        first = import_file(services, database)
+        bigger = grown(database, tmp_path / "db" / "orchestrator.sqlite", three_new_rows)
+
+        def busy(*args: Any) -> Any:
+            raise sqlite3.OperationalError("database is locked")
+
+        monkeypatch.setattr(streams, "_sole", busy)
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        report = import_file(services, bigger)
+        assert (report.state, report.runs, report.new_runs) == ("imported", first.runs, 3)
+        with closing(sqlite3.connect(bigger)) as conn:
+            rows = {r[0] for r in conn.execute("SELECT run_id FROM benchmark_runs")}
+        assert set(parsed.keys()) == rows
+
+    def test_options_read_every_row(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        read_in_a_child(monkeypatch, CHILD)
+        services = ledgers("options")
+        import_file(services, database)
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        import_file(services, database, defaults={"provider": "someone"})
+        with closing(sqlite3.connect(database)) as conn:
+            rows = {r[0] for r in conn.execute("SELECT run_id FROM benchmark_runs")}
+        assert set(parsed.keys()) == rows
+
+    @pytest.mark.postgres
+    @pytest.mark.skipif(not URL, reason="no PostgreSQL")
+    def test_on_postgresql_this_process_tells_them(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        bigger = grown(database, tmp_path / "db" / "orchestrator.sqlite", three_new_rows)
+        with monkeypatch.context() as m:
+            reading_every_row(m)
+            every = ledgers("every", "postgres")
+            import_file(every, database)
+            expected = import_file(every, bigger)
+        # The child has no lookup of its own there: the rows this process parses are
+        # told, so it parses them all here.
+        read_in_a_child(monkeypatch, PARENT)
+        services = ledgers("skipping", "postgres")
+        import_file(services, database)
+        recorded_as_they_are = skippable(services)
+        assert recorded_as_they_are
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        report = import_file(services, bigger)
+        assert (report.runs, report.new_runs, report.run_ids) == (
+            expected.runs,
+            expected.new_runs,
+            expected.run_ids,
+        )
+        assert recorded(services) == recorded(every)
+        with closing(sqlite3.connect(bigger)) as conn:
+            rows = {r[0] for r in conn.execute("SELECT run_id FROM benchmark_runs")}
+        assert set(parsed.keys()) == rows - recorded_as_they_are
+
+
+class TestTheDigest:
+    def test_is_of_the_values_not_of_the_objects_holding_them(self) -> None:
+        import sys
+
+        names = ("run_id", "status", "score")
+        plain = (names, ("r1", "succeeded", 0.5), ("run_id",), [("r1",)])
+        same = (
+            tuple(sys.intern(n) for n in names),
+            ("".join(["r", "1"]), sys.intern("succeeded"), 0.5),
+            ("run_id",),
+            [("r" + "1",)],
+        )
+        digest = orchestrator_sources.unit_digest
+        assert digest(plain) == digest(same)
+        assert orchestrator_sources.unit_key(plain) == "r1"
+        for changed in (
+            (names, ("r1", "succeeded", 0.50001), ("run_id",), [("r1",)]),
+            (names, ("r1", "failed", 0.5), ("run_id",), [("r1",)]),
+            (names, ("r1", "succeeded", 0.5), ("run_id",), [("r1",), ("r1",)]),
+            (names, ("r1", "succeeded", 0.5), None, None),
+            (("run_id", "status", "value"), ("r1", "succeeded", 0.5), ("run_id",), [("r1",)]),
+        ):
+            assert digest(changed) != digest(plain)
+        assert orchestrator_sources.unit_key({"run_group_id": "g"}) is None
+
+    def test_is_stored_only_where_a_format_gives_one(self) -> None:
+        from uuid import uuid4
+
+        fields = dict(
+            originator_id=uuid4(),
+            originator_version=1,
+            run_key="k",
+            benchmark="b",
+            agent="a",
+            provider="p",
+            model="m",
+            config={},
+            signature="s",
+            comparison_signature="c",
+            source="imported",
+            status="succeeded",
+        )
+        bare = RunImported(**fields)
+        text = RunImported.__pydantic_serializer__.to_json(bare)
+        assert b"source_row_sha256" not in text  # other sources' events as they were
+        stated = RunImported(**fields, source_row_sha256="ab" * 32)
+        text = RunImported.__pydantic_serializer__.to_json(stated)
+        assert text.endswith(b'"source_row_sha256":"' + b"ab" * 32 + b'"}')
+        assert RunImported.model_validate_json(text) == stated
