@@ -23,9 +23,10 @@ LOOKAHEAD_CELLS = 5_000
 
 class UnchangedRow(NamedTuple):
     """A source row the ledger holds as it is, not read again: the run its key names
-    holds one event, made of this very row (`Importing.unchanged_rows`). Two plain
-    values, so that it crosses between processes as a run made into its events does
-    (`PreparedRun`, a longer tuple)."""
+    holds one event, made of this very row, or (`run_id` empty) the skip it states was
+    noted from this very row (`Importing.unchanged_rows`). Two plain values, so that it
+    crosses between processes as a run made into its events does (`PreparedRun`, a
+    longer tuple)."""
 
     run_key: str
     run_id: bytes

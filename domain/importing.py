@@ -101,14 +101,18 @@ def serialized(record: RunRecord) -> tuple[list[bytes], str]:
     return batches, record.content_sha256(batches) if batches else record.content_sha256()
 
 
-# How a stored `RunImported` that states its row's digest ends: that is its last field,
-# and the mapper writes compact JSON. Matched at the very end, no string inside the
-# event can pass for it (its quotes would be escaped).
-_STATES_DIGEST = b'"}'
+# How a stored `RunImported` or `SkipNoted` that states its row's digest ends: that is
+# its last field, and the mapper writes compact JSON. Matched at the very end, no string
+# inside the event can pass for it (its quotes would be escaped).
+_DIGEST_KEY = b'"source_row_sha256":"'
+
+
+def _states_a_digest(state: bytes) -> bool:
+    return state[-68:-66] == b':"' and state.endswith(b'"}')
 
 
 def _states_digest(digest: str) -> bytes:
-    return b'"source_row_sha256":"' + digest.encode() + b'"}'
+    return _DIGEST_KEY + digest.encode() + b'"}'
 
 
 def counted_attempt(record: RunRecord) -> int | None:
@@ -294,9 +298,11 @@ class Importing(LookupsAhead):
         the others as they are. A unit is recorded as it is when the run its key names
         holds one event, a `RunImported` stating the unit's digest: the run was read from
         this very row and nothing happened to it since, so reading the row again would
-        make the same record and find it unchanged. Anything else (a row that changed, a
-        run corrected, amended, invalidated or given more facts, an event that states no
-        digest) is read and compared as before. One query per batch; the digest is
+        make the same record and find it unchanged. Or when the skip it states was
+        noted from this very row (a `SkipNoted` stating its digest): a keyed skip noted
+        is never recorded again. Anything else (a row that changed, a run corrected,
+        amended, invalidated or given more facts, an event that states no digest) is
+        read and compared as before. One query per batch; the digest is
         worked out only for a unit whose run is such a run. `forked`: for any process
         (this one, or one forked from it), through a read-only connection of that
         process's own, which sees what is committed (a row stated twice in a file is
@@ -309,26 +315,32 @@ class Importing(LookupsAhead):
         if key is None or digest is None or sole is None or mapper.compressor or mapper.cipher:
             return None
         imported = run_model.RunImported.TOPIC
+        noted = result_import.SkipNoted.TOPIC
 
         def unchanged(units: list[Any]) -> list[Any]:
             keys = [key(unit) for unit in units]
-            ids = {k: run_id_for(system, k) for k in keys if k is not None}
-            held = sole(list(ids.values())) if ids else {}
+            ids = {
+                k: (run_id_for(system, k), natural_id("skip", system, k))
+                for k in keys
+                if k is not None
+            }
+            held = sole([i for pair in ids.values() for i in pair]) if ids else {}
             if not held:
                 return units
             out: list[Any] = []
             for unit, k in zip(units, keys, strict=True):
-                event = held.get(ids[k]) if k is not None else None
-                if (
-                    event is not None
-                    and event[0] == imported
-                    and event[1].endswith(_STATES_DIGEST)
-                    and event[1].endswith(_states_digest(digest(unit)))
-                    and k is not None
-                ):
-                    out.append(UnchangedRow(k, ids[k].bytes))
-                else:
-                    out.append(unit)
+                told = None
+                if k is not None:
+                    run_id, note_id = ids[k]
+                    for event, topic, marker in (
+                        (held.get(run_id), imported, run_id.bytes),
+                        (held.get(note_id), noted, b""),
+                    ):
+                        if event is not None and event[0] == topic and _states_a_digest(event[1]):
+                            if event[1].endswith(_states_digest(digest(unit))):
+                                told = UnchangedRow(k, marker)
+                            break  # the run's event, when it has one, decides
+                out.append(unit if told is None else told)
             return out
 
         return unchanged
@@ -373,6 +385,8 @@ class Importing(LookupsAhead):
         for item in self._looked_up(system, items):
             if is_unchanged_row(item):  # a row recorded as it is: not read again
                 unchanged = UnchangedRow._make(item)
+                if not unchanged.run_id:  # a skip, noted: as a recorded keyed skip is
+                    continue
                 if unchanged.run_key in keys:
                     raise ImportConflictError(
                         f"{source.path}: run '{unchanged.run_key}' appears twice in one file"
@@ -681,6 +695,7 @@ class Importing(LookupsAhead):
                             system=system,
                             skip_key=item.skip_key,
                             run_group_id=group.id,
+                            source_row_sha256=item.source_row_sha256,
                         )
                     )
             skips.append(item)

@@ -282,6 +282,8 @@ class SkipRecord(Record):
     work_signature: str | None = None
     # The source system's own run group the skip was decided in (as RunRecord.group_key).
     group_key: str | None = Field(default=None, exclude=True)
+    # The digest of the source row it was read from (as RunRecord.source_row_sha256).
+    source_row_sha256: str | None = Field(default=None, exclude=True)
 
     @property
     def signature(self) -> str:

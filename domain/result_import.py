@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
+from pydantic import Field
+
 from benchledger.domain.base import Event
+
+
+def _unset(value: Any) -> bool:
+    return value is None
 
 
 class ResultFileImported(Event):
@@ -22,6 +29,9 @@ class SkipNoted(Event):
     system: str
     skip_key: str
     run_group_id: UUID
+    # The digest of the source row the skip was read from, where its format gives one
+    # (as `RunImported.source_row_sha256`); written only when set.
+    source_row_sha256: str | None = Field(default=None, exclude_if=_unset)
 
 
 def imported(

@@ -161,7 +161,7 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
     record = read_row(
         name, row, "benchmark_runs.", "database", columns=columns, record_of=record_of
     )
-    if isinstance(record, RunRecord) and unit_key(unit) is not None:
+    if isinstance(record, RunRecord | SkipRecord) and unit_key(unit) is not None:
         return record.model_copy(update={"source_row_sha256": unit_digest(unit)})
     return record
 

@@ -17,6 +17,7 @@ import pytest
 from benchledger.adapters.formats import orchestrator, orchestrator_sources
 from benchledger.adapters.store import read_ahead, streams
 from benchledger.domain import importing
+from benchledger.domain.result_import import SkipNoted
 from benchledger.domain.run import RunImported
 from tests.integration.test_import_units import (
     CHILD,
@@ -89,16 +90,18 @@ def reading_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importing.Importing, "unchanged_rows", lambda *a, **k: None)
 
 
-def skippable(services: Any) -> set[str]:
-    """The run keys of the runs whose stream holds one RunImported stating a row digest."""
+def skippable(services: Any, skips: bool = True) -> set[str]:
+    """The keys of the runs whose stream holds one RunImported stating a row digest, and
+    (`skips`) of the skips noted with one."""
     counts: dict[UUID, int] = {}
     first: dict[UUID, dict[str, Any]] = {}
+    topics = {RunImported.TOPIC, *([SkipNoted.TOPIC] if skips else [])}
     for n in services.ledger.recorder.select_notifications(0, 1_000_000):
         counts[n.originator_id] = counts.get(n.originator_id, 0) + 1
-        if n.topic == RunImported.TOPIC and n.originator_version == 1:
+        if n.topic in topics and n.originator_version == 1:
             first[n.originator_id] = json.loads(n.state)
     return {
-        state["run_key"]
+        state.get("run_key") or state["skip_key"]
         for stream, state in first.items()
         if counts[stream] == 1 and state.get("source_row_sha256")
     }
@@ -131,8 +134,9 @@ class TestAGrownDatabase:
         first = import_file(services, database)
         assert first.state == "imported"
         recorded_as_they_are = skippable(services)
-        # Most rows are runs stated whole; skips, stale recoveries and open rows are not.
-        assert 200 < len(recorded_as_they_are) < first.runs
+        # Most rows are runs stated whole or skips; stale recoveries and open rows not.
+        runs = skippable(services, skips=False)
+        assert 200 < len(runs) < len(recorded_as_they_are) < BENCH_ROWS
         parsed = ParsedRows(monkeypatch, tmp_path)
         report = import_file(services, bigger)
         assert (report.state, report.runs, report.new_runs, report.run_ids) == (
@@ -164,7 +168,7 @@ class TestAGrownDatabase:
         read_in_a_child(monkeypatch, CHILD)
         services = ledgers("again")
         import_file(services, database)
-        ids = sorted(skippable(services))
+        ids = sorted(skippable(services, skips=False))
         turned, invalidated = ids[0], ids[1]
 
         def change(conn: sqlite3.Connection) -> None:
