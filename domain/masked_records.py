@@ -36,7 +36,11 @@ M = TypeVar("M", bound=Record)
 
 def masked_record(record: R) -> R:
     """The record (a run, skip or source group) with its secrets masked; anything else,
-    such as a run already made into its events, as it is."""
+    such as a run already made into its events, as it is. A record that holds anything
+    to mask loses the digest of its source row (`source_row_sha256`): that digest is of
+    the row as its source states it, secrets included, and with every other value of
+    the row in the ledger it would let anyone holding the ledger test guesses at what
+    was masked. Such a row is read again by each import of its source."""
     if isinstance(record, RunRecord):
         return _masked_run(record)  # type: ignore[return-value]
     if isinstance(record, SkipRecord):
@@ -152,7 +156,10 @@ def _masked_run(record: RunRecord) -> RunRecord:
     update: dict[str, Any] = {}
     supplement = record.supplement
     # Most runs hold nothing to mask: one look at all four tells so.
-    if hunted or not masks_nothing((header.metrics, header.provenance, header.error, supplement)):
+    plain = not hunted and masks_nothing(
+        (header.metrics, header.provenance, header.error, supplement)
+    )
+    if not plain:
         for name in ("metrics", "provenance", "error"):
             value = getattr(header, name)
             masked = mask_value(value)
@@ -165,6 +172,8 @@ def _masked_run(record: RunRecord) -> RunRecord:
             supplement = _hunt(supplement, hunted)
     cells = masked_cells(record.cells, hunted)
     if not update and cells is record.cells and supplement is record.supplement:
+        if record.source_row_sha256 is not None and not (plain and header.masked_config == config):
+            return record.model_copy(update={"source_row_sha256": None})
         return record
     # Copied anew, not with `model_copy`: a copy would share what the stated header
     # derived from its fields (its JSON, its content hash).
@@ -175,6 +184,7 @@ def _masked_run(record: RunRecord) -> RunRecord:
             "header": new_header,
             "cells": cells_value(cells),
             "supplement": supplement,
+            "source_row_sha256": None,
         }
     )
 
@@ -188,7 +198,9 @@ def _fields(record: Any) -> dict[str, Any]:
 def _masked_fields(record: M, names: Sequence[str]) -> M:
     if masks_nothing(getattr(record, name) for name in names):
         return record
-    update = {}
+    update: dict[str, Any] = {}
+    if getattr(record, "source_row_sha256", None) is not None:
+        update["source_row_sha256"] = None  # see `masked_record`
     for name in names:
         value = getattr(record, name)
         masked = mask_value(value)

@@ -28,6 +28,7 @@ from tests.integration.test_import_units import (
     read_in_a_child,
     recorded,
 )
+from tests.unit.test_format_orchestrator import db_row, make_db
 
 BENCH_ROWS = 400
 
@@ -268,6 +269,47 @@ class TestAGrownDatabase:
         with closing(sqlite3.connect(bigger)) as conn:
             rows = {r[0] for r in conn.execute("SELECT run_id FROM benchmark_runs")}
         assert set(parsed.keys()) == rows - recorded_as_they_are
+
+
+class TestSecrets:
+    def test_a_row_holding_anything_masked_states_no_digest_and_is_read_each_time(
+        self,
+        ledgers: Any,  # noqa: F811
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """A digest of a row as its source states it, with every other value of the row in
+        the ledger, would let anyone holding the ledger test guesses at a masked value:
+        a row with anything to mask states none."""
+        keys = [f"run_bfcl_20260512T1015{i:02d}Z_1_{i:08x}" for i in range(6)]
+        rows = [db_row(run_id=k) for k in keys]
+        rows[1]["command_json"] = json.dumps(["python", "-m", "bfcl", "--api-key", "hunter22"])
+        rows[2]["extra_config_json"] = json.dumps(
+            {"agent": "eliza", "harness": "eliza", "limit": 10, "api_key": "hunter22"}
+        )
+        rows[3]["error"] = "request failed: Authorization: Bearer hunter22hunter22hunter22"
+        secret = "request failed: Authorization: Bearer hunter22hunter22hunter22"
+        skips = [f"run_bfcl_20260512T1016{i:02d}Z_1_{i:08x}" for i in range(2)]
+        rows += [db_row(run_id=k, status="skipped", error="not selected") for k in skips]
+        rows[-1]["error"] = secret
+        path = make_db(tmp_path / "a" / "orchestrator.sqlite", rows)
+        read_in_a_child(monkeypatch, CHILD)
+        services = ledgers("secrets")
+        assert import_file(services, path).state == "imported"
+        stated = {}
+        for n in services.ledger.recorder.select_notifications(0, 1_000_000):
+            assert "hunter22" not in n.state.decode()
+            if n.topic in (RunImported.TOPIC, SkipNoted.TOPIC):
+                state = json.loads(n.state)
+                stated[state.get("run_key") or state["skip_key"]] = state.get("source_row_sha256")
+        assert set(stated) == {*keys, *skips}
+        assert [k for k in [*keys, *skips] if stated[k] is None] == [*keys[1:4], skips[1]]
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        new = "run_bfcl_20260512T101599Z_1_000000ff"
+        bigger = make_db(tmp_path / "b" / "orchestrator.sqlite", [*rows, db_row(run_id=new)])
+        report = import_file(services, bigger)
+        assert (report.state, report.new_runs) == ("imported", 1)
+        assert sorted(parsed.keys()) == sorted([*keys[1:4], skips[1], new])
 
 
 class TestTheDigest:
