@@ -263,18 +263,18 @@ class Importer:
         # options fill what the file does not say (each run is then compared again).
         # Told a batch at a time where the units are read (the child, when there is
         # one), through a connection of that process's own; where the store has none
-        # (PostgreSQL), here, a unit at a time, of the units this process parses.
+        # (PostgreSQL), only when they are read in this process, through its own.
         produce, weight = units.produce, units.weight
-        ledger, system = self.ledger, fmt.SYSTEM
-        told = here = None
         if not source.options:
-            told = ledger.unchanged_rows(system, units.key, units.digest, forked=True)
-            if told is None:
-                here = ledger.unchanged_rows(system, units.key, units.digest)
-        if told is not None:
-            tell = told
+            ledger, system, reader = self.ledger, fmt.SYSTEM, os.getpid()
+            anywhere = ledger.unchanged_rows(system, units.key, units.digest, forked=True)
+            here = ledger.unchanged_rows(system, units.key, units.digest)
 
             def produce() -> Iterator[Any]:
+                tell = anywhere if anywhere is not None or os.getpid() != reader else here
+                if tell is None:
+                    yield from units.produce()
+                    return
                 batch: list[Any] = []
                 for unit in units.produce():
                     batch.append(unit)
@@ -290,10 +290,6 @@ class Importer:
         def finish(unit: Any, index: int) -> Any:
             if is_unchanged_row(unit):
                 return unit
-            if here is not None:
-                (item,) = here([unit])
-                if item is not unit:  # an UnchangedRow
-                    return item
             record = parse(unit)
             if record is not None:
                 check(record, index)
