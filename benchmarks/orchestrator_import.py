@@ -11,7 +11,8 @@ executed run (about 160k trajectory rows at 50k rows, as the issue measured).
 child's peak RSS via os.wait4), and again on the same ledger (a re-import must
 append nothing). Then the database grows by 1% (the generator goes on, as the
 orchestrator's next runs would) and the grown copy is imported into a copy of the
-ledger: every row is read again, the recorded runs compared, the new ones appended.
+ledger: the rows recorded as they are (their digest) are passed over unread, the
+others read and compared, the new ones appended.
 A plain baseline in this process copies the database, reads the same rows (SELECT *
 ... ORDER BY run_id) and inserts them into one table of a new SQLite file (same
 columns, WAL, one commit).
@@ -788,8 +789,8 @@ def one_size(work: Path, rows: int, turns_per_run: int) -> Result:
     re_wall, re_rss, re_text = child(args)
     re_states, _ = import_report(re_text)
     reimport_events = appended_since(ledger, events)
-    # The same database a few days later, 1% more rows: every row is read again, the
-    # recorded runs are compared with the ledger's, the new ones appended.
+    # The same database a few days later, 1% more rows: the rows recorded as they are
+    # are passed over unread, the others read and compared, the new ones appended.
     grown_path = folder / "orchestrator-grown.sqlite"
     grown = grown_copy(source, grown_path, built, max(1, rows // 100), turns_per_run)
     later = folder / "ledger-grown.db"  # a copy: the ledger above stays as the re-import left it

@@ -302,14 +302,14 @@ class Importing(LookupsAhead):
         noted from this very row (a `SkipNoted` stating its digest): a keyed skip noted
         is never recorded again. Anything else (a row that changed, a run corrected,
         amended, invalidated or given more facts, an event that states no digest) is
-        read and compared as before. One query per batch; the digest is
-        worked out only for a unit whose run is such a run. `forked`: for any process
-        (this one, or one forked from it), through a read-only connection of that
-        process's own, which sees what is committed (a row stated twice in a file is
-        read twice, and refused as before); None where the store has none (PostgreSQL).
-        Else through the store, in this process only. None where the format or the
-        store tells nothing.
-        """
+        read and compared as before. One query per batch; a unit's digest is worked out
+        only where such an event is found for its key.
+
+        `forked`: for any process (this one, or one forked from it), asking through a
+        read-only connection of that process's own, which sees what is committed (a row
+        stated twice in a file is read twice, and refused as before); None where the
+        store has none (PostgreSQL). Else through the store, for this process only. None
+        where the format or the store tells nothing."""
         sole = self.sole_events_forked if forked else self.sole_events
         mapper = self.mapper
         if key is None or digest is None or sole is None or mapper.compressor or mapper.cipher:
