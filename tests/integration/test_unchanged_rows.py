@@ -4,6 +4,7 @@ the import records what reading every row records."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -12,11 +13,13 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import pydantic_core
 import pytest
 
 from benchledger.adapters.formats import orchestrator, orchestrator_sources
 from benchledger.adapters.store import read_ahead, streams
 from benchledger.domain import importing
+from benchledger.domain.records import RunRecord
 from benchledger.domain.result_import import SkipNoted
 from benchledger.domain.run import RunImported
 from tests.integration.test_import_units import (
@@ -338,6 +341,40 @@ class TestTheDigest:
         ):
             assert digest(changed) != digest(plain)
         assert orchestrator_sources.unit_key({"run_group_id": "g"}) is None
+
+    def test_names_the_reading_of_the_rows_it_was_made_for(self, tmp_path: Path) -> None:
+        """A row recorded as it is is not read again, so a change to how rows are read
+        (another record from the same row) must change the digest's prefix, or the rows
+        recorded before would never get what the new reading finds. This pins what the
+        generator's rows read into, with the prefix: when it fails, the reading
+        changed; bump `ROW_DIGEST_PREFIX` and pin both anew."""
+        from tests.integration.test_import_units import BENCH
+
+        path = tmp_path / "orchestrator.sqlite"
+        BENCH.build_db(path, 60, 4)
+        read = hashlib.sha256()
+        count = 0
+        for unit in orchestrator_sources.stream_units(path):
+            record = orchestrator_sources.parse_unit("orchestrator.sqlite", unit)
+            if record is None:
+                continue
+            count += 1
+            if isinstance(record, RunRecord):
+                read.update(record.header.json_bytes())
+                rest = {
+                    "turns": [turn.model_dump(mode="json") for turn in record.turns],
+                    "supplement": record.supplement,
+                    "group_key": record.group_key,
+                    "placeholders": record.placeholders,
+                }
+                read.update(pydantic_core.to_json(rest))
+            else:
+                read.update(record.model_dump_json(exclude={"source_row_sha256"}).encode())
+        assert count == 63
+        assert (orchestrator_sources.ROW_DIGEST_PREFIX, read.hexdigest()) == (
+            b"benchledger orchestrator benchmark_runs row 1\0",
+            "6d918d2e4ce1195055cd97fd50e9c047a7b2a5f0572b70bfc2a1414a74c1da1e",
+        )
 
     def test_is_stored_only_where_a_format_gives_one(self) -> None:
         from uuid import uuid4
