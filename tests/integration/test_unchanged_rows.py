@@ -11,15 +11,15 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pydantic_core
 import pytest
 
 from benchledger.adapters.formats import orchestrator, orchestrator_sources
 from benchledger.adapters.store import read_ahead, streams
-from benchledger.domain import importing
-from benchledger.domain.records import RunRecord
+from benchledger.domain import importing, run_rules
+from benchledger.domain.records import RunRecord, SourceFile
 from benchledger.domain.result_import import SkipNoted
 from benchledger.domain.run import RunImported
 from tests.integration.test_import_units import (
@@ -61,11 +61,29 @@ def grown(database: Path, target: Path, change: Callable[[sqlite3.Connection], N
     return target
 
 
+@pytest.fixture
+def imported(
+    ledgers: Any,  # noqa: F811
+    database: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[Any, Any]:
+    """A ledger that imported the database, a child parsing (as later imports do here),
+    and the import's report."""
+    read_in_a_child(monkeypatch, CHILD)
+    services = ledgers("imported")
+    return services, import_file(services, database)
+
+
 def three_new_rows(conn: sqlite3.Connection) -> None:
     conn.execute(
         "UPDATE benchmark_runs SET run_id = run_id || '_new' WHERE rowid IN "
         "(SELECT rowid FROM benchmark_runs WHERE status = 'succeeded' LIMIT 3)"
     )
+
+
+def told(report: Any) -> tuple[Any, ...]:
+    """What an import's report tells: its state, and its runs' count, new ones and ids."""
+    return report.state, report.runs, report.new_runs, report.run_ids
 
 
 def run_ids(path: Path) -> set[str]:
@@ -148,12 +166,7 @@ class TestAGrownDatabase:
         assert 200 < len(runs) < len(recorded_as_they_are) < BENCH_ROWS
         parsed = ParsedRows(monkeypatch, tmp_path)
         report = import_file(services, bigger)
-        assert (report.state, report.runs, report.new_runs, report.run_ids) == (
-            expected.state,
-            expected.runs,
-            expected.new_runs,
-            expected.run_ids,
-        )
+        assert told(report) == told(expected)
         assert report.new_runs == 3
         assert recorded(services) == recorded(every)
         keys = parsed.keys()
@@ -167,15 +180,9 @@ class TestAGrownDatabase:
         assert services.ledger.recorder.max_notification_id() == head
 
     def test_a_changed_row_and_a_run_with_later_events_are_read_again(
-        self,
-        ledgers: Any,  # noqa: F811
-        database: Path,
-        tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch,
+        self, imported: Any, database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        read_in_a_child(monkeypatch, CHILD)
-        services = ledgers("again")
-        import_file(services, database)
+        services, _ = imported
         ids = sorted(skippable(services, skips=False))
         turned, invalidated = ids[0], ids[1]
 
@@ -205,15 +212,9 @@ class TestAGrownDatabase:
         assert not keys & (set(ids) - {turned, invalidated})
 
     def test_a_store_too_busy_to_tell_has_every_row_read(
-        self,
-        ledgers: Any,  # noqa: F811
-        database: Path,
-        tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch,
+        self, imported: Any, database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        read_in_a_child(monkeypatch, CHILD)
-        services = ledgers("busy")
-        first = import_file(services, database)
+        services, first = imported
         bigger = grown(database, tmp_path / "db" / "orchestrator.sqlite", three_new_rows)
 
         def busy(*args: Any) -> Any:
@@ -227,15 +228,9 @@ class TestAGrownDatabase:
         assert set(parsed.keys()) == rows
 
     def test_options_read_every_row(
-        self,
-        ledgers: Any,  # noqa: F811
-        database: Path,
-        tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch,
+        self, imported: Any, database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        read_in_a_child(monkeypatch, CHILD)
-        services = ledgers("options")
-        import_file(services, database)
+        services, _ = imported
         parsed = ParsedRows(monkeypatch, tmp_path)
         import_file(services, database, defaults={"provider": "someone"})
         rows = run_ids(database)
@@ -266,11 +261,7 @@ class TestAGrownDatabase:
         assert recorded_as_they_are
         parsed = ParsedRows(monkeypatch, tmp_path)
         report = import_file(services, bigger)
-        assert (report.runs, report.new_runs, report.run_ids) == (
-            expected.runs,
-            expected.new_runs,
-            expected.run_ids,
-        )
+        assert told(report) == told(expected)
         assert recorded(services) == recorded(every)
         rows = run_ids(bigger)
         assert set(parsed.keys()) == rows - recorded_as_they_are
@@ -376,27 +367,23 @@ class TestTheDigest:
             "6d918d2e4ce1195055cd97fd50e9c047a7b2a5f0572b70bfc2a1414a74c1da1e",
         )
 
-    def test_is_stored_only_where_a_format_gives_one(self) -> None:
-        from uuid import uuid4
-
-        fields = dict(
-            originator_id=uuid4(),
-            originator_version=1,
-            run_key="k",
-            benchmark="b",
-            agent="a",
-            provider="p",
-            model="m",
-            config={},
-            signature="s",
-            comparison_signature="c",
-            source="imported",
-            status="succeeded",
-        )
-        bare = RunImported(**fields)
-        text = RunImported.__pydantic_serializer__.to_json(bare)
-        assert b"source_row_sha256" not in text  # other sources' events as they were
-        stated = RunImported(**fields, source_row_sha256="ab" * 32)
-        text = RunImported.__pydantic_serializer__.to_json(stated)
-        assert text.endswith(b'"source_row_sha256":"' + b"ab" * 32 + b'"}')
-        assert RunImported.model_validate_json(text) == stated
+    def test_is_stored_only_where_a_format_gives_one(self, tmp_path: Path) -> None:
+        path = make_db(tmp_path / "orchestrator.sqlite", [db_row()])
+        units = [u for u in orchestrator_sources.stream_units(path) if not isinstance(u, dict)]
+        record = orchestrator_sources.parse_unit(str(path), units[0])
+        assert isinstance(record, RunRecord)
+        digest = orchestrator_sources.unit_digest(units[0])
+        assert record.source_row_sha256 == digest
+        source = SourceFile(path="orchestrator.sqlite", sha256="0" * 64, size=1, format="x")
+        unstated = record.model_copy(update={"source_row_sha256": None})
+        for read, ending in ((record, digest.encode() + b'"}'), (unstated, None)):
+            event = run_rules.imported(
+                uuid4(), read, source_file=source, run_group_id=None, content_sha256="c"
+            )
+            assert event is not None
+            text = RunImported.__pydantic_serializer__.to_json(event)
+            if ending is None:  # other sources' events, as they always were
+                assert b"source_row_sha256" not in text
+            else:
+                assert text.endswith(b'"source_row_sha256":"' + ending)
+            assert RunImported.model_validate_json(text) == event
