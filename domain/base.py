@@ -15,6 +15,16 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _unset(value: Any) -> bool:
+    return value is None
+
+
+def written_when_set() -> Any:
+    """An optional field (None by default) that an event's stored JSON holds only when it
+    is set: events that leave it unset are stored byte for byte as before it existed."""
+    return Field(default=None, exclude_if=_unset)
+
+
 class Immutable(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 

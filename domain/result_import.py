@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
-from pydantic import Field
-
-from benchledger.domain.base import Event
-
-
-def _unset(value: Any) -> bool:
-    return value is None
+from benchledger.domain.base import Event, written_when_set
 
 
 class ResultFileImported(Event):
@@ -31,7 +24,7 @@ class SkipNoted(Event):
     run_group_id: UUID
     # The digest of the source row the skip was read from, where its format gives one
     # (as `RunImported.source_row_sha256`); written only when set.
-    source_row_sha256: str | None = Field(default=None, exclude_if=_unset)
+    source_row_sha256: str | None = written_when_set()
 
 
 def imported(

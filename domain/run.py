@@ -10,7 +10,7 @@ from uuid import UUID
 
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from benchledger.domain.base import Aggregate, Event
+from benchledger.domain.base import Aggregate, Event, written_when_set
 from benchledger.domain.cells import Cells
 from benchledger.domain.records import (
     FINISHED_STATUSES,
@@ -18,10 +18,6 @@ from benchledger.domain.records import (
     RunStatus,
     Turn,
 )
-
-
-def _unset(value: Any) -> bool:
-    return value is None
 
 
 class RunStarted(Event):
@@ -132,7 +128,7 @@ class RunImported(RunStarted):
     # later import of the same source skips a row whose digest this states, while the
     # run's stream holds only this event. Written only when set, so the events of
     # other sources are stored as they always were.
-    source_row_sha256: str | None = Field(default=None, exclude_if=_unset)
+    source_row_sha256: str | None = written_when_set()
 
 
 class RunFactsAdded(Event):

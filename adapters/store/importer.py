@@ -268,10 +268,10 @@ class Importer:
         if not source.options:
             ledger, system, reader = self.ledger, fmt.SYSTEM, os.getpid()
             anywhere = ledger.unchanged_rows(system, units.key, units.digest, forked=True)
-            here = ledger.unchanged_rows(system, units.key, units.digest)
+            here = anywhere or ledger.unchanged_rows(system, units.key, units.digest)
 
             def produce() -> Iterator[Any]:
-                tell = anywhere if anywhere is not None or os.getpid() != reader else here
+                tell = here if anywhere is not None or os.getpid() == reader else None
                 if tell is None:
                     yield from units.produce()
                     return
