@@ -382,8 +382,9 @@ def main() -> None:
             "Install it with: pip install -e '.[bench]'   (or: pip install 'mlflow>=3,<4')"
         )
         return
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    # MLflow's store creation runs alembic's migrations, whose logging configuration sets
+    # its own levels (dozens of INFO lines per store): below WARNING, nothing is printed.
+    logging.disable(logging.INFO)
     print(
         f"MLflow {mlflow.__version__}, SQLite tracking store; benchledger's import in process "
         "and through its CLI"

@@ -26,7 +26,14 @@ def written_when_set() -> Any:
 
 
 class Immutable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
+    # Validators and serializers are built on first use, not when the module loads: a
+    # command opening the event store imports every event and aggregate class but uses
+    # a few (a gate recording its verdict, ~25% of its CPU). Safe across threads from
+    # pydantic 2.14, which builds a model under a lock. tests/unit/test_models_build.py
+    # builds every one.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, ser_json_inf_nan="strings", defer_build=True
+    )
 
 
 class Event(Immutable):

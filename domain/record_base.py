@@ -20,7 +20,10 @@ CELL_OUTCOMES: tuple[CellOutcome, ...] = ("passed", "failed", "error", "skipped"
 class Record(BaseModel):
     # Non-finite floats inside metrics are written as "NaN" / "Infinity" strings,
     # so every stored payload is valid JSON that SQLite's JSON functions can read.
-    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
+    # Built on first use, as events are (see `domain.base.Immutable`).
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, ser_json_inf_nan="strings", defer_build=True
+    )
 
     def json_bytes(self) -> bytes:
         return self.__pydantic_serializer__.to_json(self)
