@@ -248,9 +248,10 @@ class LedgerContext:
 def loading() -> Iterator[None]:
     """Load modules with the cyclic collector paused, then freeze everything alive.
 
-    What a command loads (its module, the event store: classes, functions, pydantic's
-    validators) lives as long as the process, up to a few hundred thousand objects, and
-    every collection while they load and after walks them all. Frozen, the collector
+    What a command loads (its module, the event store: classes, functions; the domain's
+    pydantic models build their validators later, on first use) lives as long as the
+    process, up to a few hundred thousand objects, and every collection while they load
+    and after walks them all. Frozen, the collector
     skips them (reference counting still frees them) and keeps collecting everything
     made afterwards, until the command is done (`LedgerContext.close`)."""
     with gc_paused():
