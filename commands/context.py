@@ -251,9 +251,9 @@ def loading() -> Iterator[None]:
     What a command loads (its module, the event store: classes, functions; the domain's
     pydantic models build their validators later, on first use) lives as long as the
     process, up to a few hundred thousand objects, and every collection while they load
-    and after walks them all. Frozen, the collector
-    skips them (reference counting still frees them) and keeps collecting everything
-    made afterwards, until the command is done (`LedgerContext.close`)."""
+    and after walks them all. Frozen, the collector skips them (reference counting still
+    frees them) and keeps collecting everything made afterwards, until the command is
+    done (`LedgerContext.close`)."""
     with gc_paused():
         yield
     gc.freeze()
