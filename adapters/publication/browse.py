@@ -254,10 +254,11 @@ class LedgerDatasette(Datasette):  # type: ignore[misc]
         table: str | None = None,
         fallback: bool = True,
     ) -> Any:
-        # Asked for every cell of a page (datasette-render-markdown's render_cell: 3,000
-        # on a page of runs), and each ask merges the whole metadata: the merged plugins
-        # are kept per place, and each caller still gets its own copy of its config
-        # (datasette-dashboards fills in the one it is given).
+        # Asked by plugins on every page (and, by datasette-render-markdown's render_cell,
+        # for every cell of one, 3,000 on a page of runs, until `_without_markdown_hooks`),
+        # and each ask merges the whole metadata: the merged plugins are kept per place,
+        # and each caller still gets its own copy of its config (datasette-dashboards
+        # fills in the one it is given).
         key = (database, table, fallback, id(self._metadata_local))
         plugins = self._plugins_by_place.get(key)
         if plugins is None:
@@ -274,11 +275,27 @@ class LedgerDatasette(Datasette):  # type: ignore[misc]
         ]
 
 
+def _without_markdown_hooks() -> None:
+    """datasette-render-markdown's hooks unregistered: its render_cell ran for every text
+    cell of every page (a merge of its config, its secrets resolved, its patterns
+    matched) to render one column of one table; the project's plugin renders those
+    columns with the package's own renderer and sanitiser (`benchledger_cells`). Its
+    other hooks add a template function and tag that no template of the ledger uses."""
+    import datasette_render_markdown
+
+    # Looked up by name: to the type checker, `datasette` is also this project's folder.
+    pm = importlib.import_module("datasette.plugins").pm
+    if pm.is_registered(datasette_render_markdown):
+        pm.unregister(datasette_render_markdown)
+
+
 def datasette_for(db_path: Path, *, immutable: bool = False) -> Datasette:
     """Datasette over the ledger; `immutable` where its location is read-only, as a WAL
     file there cannot be opened by a reader that needs to create its -shm file."""
     plugins = CONFIG_DIR / "plugins"
     templates = CONFIG_DIR / "templates"
+    if plugins.is_dir():
+        _without_markdown_hooks()
     ds = LedgerDatasette(
         [] if immutable else [str(db_path)],
         immutables=[str(db_path)] if immutable else [],

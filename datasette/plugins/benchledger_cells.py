@@ -2,7 +2,11 @@
 
 Only the HTML changes: Datasette's render_cell never touches JSON or CSV, so exports and
 the API keep every score's exact value and every payload byte for byte. Markdown notes are
-left to datasette-render-markdown (configured in metadata.yml).
+rendered here with datasette-render-markdown's renderer and sanitiser, as its plugin
+config in metadata.yml says; its own render_cell hook is not registered
+(`adapters.publication.browse`): it merged that config, resolved its secrets and matched
+its patterns for every text cell of every page, most of what a page of runs spent on its
+cells.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ import math
 import sqlite3
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from fnmatch import fnmatch
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from datasette_render_markdown import render_markdown
 from markupsafe import Markup
 
 from datasette import hookimpl
@@ -127,18 +133,45 @@ def is_row_page(path: str) -> bool:
     return len(parts) == 3 and parts[0] != "-" and "." not in parts[2]
 
 
+class MarkdownConfig:
+    """datasette-render-markdown's config (metadata.yml's `plugins:`): the columns it
+    renders, by name or by pattern (its default: `*_markdown`), and its options. (A
+    plain class: Datasette runs this file as a module it does not register, where a
+    dataclass cannot resolve its annotations.)"""
+
+    def __init__(self, found: dict[str, Any]) -> None:
+        patterns = found.get("patterns")
+        self.columns = frozenset(found.get("columns") or ())
+        self.patterns = tuple(["*_markdown"] if patterns is None else patterns)
+        self.extensions = list(found.get("extensions") or ())
+        self.extra_tags = list(found.get("extra_tags") or ())
+        self.extra_attrs = dict(found.get("extra_attrs") or {})
+
+    def renders(self, column: str) -> bool:
+        if column in self.columns:
+            return True
+        if self.patterns == ("*_markdown",):
+            return column.endswith("_markdown")
+        return any(fnmatch(column, pattern) for pattern in self.patterns)
+
+    def render(self, value: str) -> Markup:
+        rendered: Markup = render_markdown(
+            value, self.extensions, self.extra_tags, self.extra_attrs
+        )
+        return rendered
+
+
 # Per served Datasette: render_cell asks for every text cell of a page.
-_MARKDOWN_COLUMNS: WeakKeyDictionary[Any, frozenset[str]] = WeakKeyDictionary()
+_MARKDOWN: WeakKeyDictionary[Any, MarkdownConfig] = WeakKeyDictionary()
 
 
-def markdown_columns(datasette: Any) -> frozenset[str]:
-    """The columns datasette-render-markdown renders (metadata.yml's `plugins:`), read
-    once per Datasette."""
-    columns = _MARKDOWN_COLUMNS.get(datasette)
-    if columns is None:
-        config = datasette.plugin_config("datasette-render-markdown") or {}
-        columns = _MARKDOWN_COLUMNS[datasette] = frozenset(config.get("columns") or ())
-    return columns
+def markdown_config(datasette: Any) -> MarkdownConfig:
+    """datasette-render-markdown's config, read once per Datasette."""
+    config = _MARKDOWN.get(datasette)
+    if config is None:
+        found = datasette.plugin_config("datasette-render-markdown") or {}
+        config = _MARKDOWN[datasette] = MarkdownConfig(found)
+    return config
 
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
@@ -169,9 +202,10 @@ def render_cell(
         flagged = status_with_flags(value, row)
         return flagged if flagged != value else None
     if isinstance(value, str):
+        markdown = markdown_config(datasette)
+        if markdown.renders(column):
+            return markdown.render(value)
         if not ON_ROW_PAGE.get():
-            if column in markdown_columns(datasette):
-                return None  # left whole to datasette-render-markdown
             return shortened(value)
         return pretty_json(value, datasette.setting("truncate_cells_html") or 0)
     return None

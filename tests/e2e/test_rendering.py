@@ -276,6 +276,41 @@ class TestHtmlPages:
         assert "<li>tool calls look right</li>" in note
         assert "<script>" not in note
 
+    def test_a_review_note_reads_as_markdown_on_its_row_page_too(
+        self, ds: Datasette, ledger: Path
+    ) -> None:
+        (review,) = rows(ledger, "SELECT review_id FROM reviews LIMIT 1")
+        page = get(ds, f"/ledger/reviews/{review['review_id']}").text
+        assert "<strong>Spot-checked</strong>" in page
+        assert "<li>tool calls look right</li>" in page
+        assert "<script>alert(1)" not in page
+
+    def test_markdown_is_rendered_by_the_ledgers_plugin_not_once_more_per_cell(
+        self, ds: Datasette
+    ) -> None:
+        """datasette-render-markdown's own render_cell ran for every text cell of every
+        page; the ledger's plugin renders the configured columns instead, so the
+        package's hooks are not registered while the ledger is served."""
+        import datasette_render_markdown
+
+        from datasette.plugins import pm
+
+        assert not pm.is_registered(datasette_render_markdown)
+        owners = [impl.plugin_name for impl in pm.hook.render_cell.get_hookimpls()]
+        assert owners.count("benchledger_cells.py") == 1, owners
+
+    def test_a_column_named_like_markdown_is_rendered_as_the_package_would(
+        self, ds: Datasette
+    ) -> None:
+        """The package's default pattern (`*_markdown`) still holds for a query's
+        columns, with its sanitiser: a script is dropped."""
+        sql = "SELECT '**bold** <script>alert(1)</script>' AS note_markdown, '**x**' AS plain"
+        page = get(ds, f"/ledger?{urlencode({'sql': sql})}").text
+        cells = dict(re.findall(r'<td class="col-(\w+)">(.*?)</td>', page, re.S))
+        assert "<strong>bold</strong>" in cells["note_markdown"], cells
+        assert "<script>alert" not in cells["note_markdown"]
+        assert "**x**" in cells["plain"]
+
     def test_the_index_links_to_the_dashboard(self, ds: Datasette) -> None:
         assert f'href="/-/dashboards/{DASHBOARD}"' in get(ds, "/").text
 
