@@ -44,6 +44,8 @@ THIRD_PARTY: dict[str, set[str]] = {
         "cryptography",
         "sqlite_utils",
         "datasette",
+        # Its Markdown renderer, called by the ledger's plugin (`publication.browse`).
+        "datasette_render_markdown",
         "uvicorn",
         "yaml",
         "zstandard",
