@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from fnmatch import fnmatch
+from fnmatch import translate
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -142,17 +143,17 @@ class MarkdownConfig:
     def __init__(self, found: dict[str, Any]) -> None:
         patterns = found.get("patterns")
         self.columns = frozenset(found.get("columns") or ())
-        self.patterns = tuple(["*_markdown"] if patterns is None else patterns)
+        # Its patterns as one expression, matched as fnmatch matches on POSIX.
+        self.pattern = re.compile(
+            "|".join(translate(p) for p in (["*_markdown"] if patterns is None else patterns))
+            or "(?!)"
+        )
         self.extensions = list(found.get("extensions") or ())
         self.extra_tags = list(found.get("extra_tags") or ())
         self.extra_attrs = dict(found.get("extra_attrs") or {})
 
     def renders(self, column: str) -> bool:
-        if column in self.columns:
-            return True
-        if self.patterns == ("*_markdown",):
-            return column.endswith("_markdown")
-        return any(fnmatch(column, pattern) for pattern in self.patterns)
+        return column in self.columns or self.pattern.match(column) is not None
 
     def render(self, value: str) -> Markup:
         rendered: Markup = render_markdown(

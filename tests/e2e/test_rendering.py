@@ -135,6 +135,15 @@ class TestCellFunctions:
         for text in ("plain text", "[not json", "{}", "[]", "42"):
             assert plugin.pretty_json(text) is None, text
 
+    def test_markdown_columns_are_those_named_or_matching_a_configured_pattern(self) -> None:
+        default = plugin.MarkdownConfig({"columns": ["note"]})
+        assert default.renders("note") and default.renders("summary_markdown")
+        assert not default.renders("notes") and not default.renders("markdown_summary")
+        custom = plugin.MarkdownConfig({"patterns": ["notes_*", "*.md"]})
+        assert custom.renders("notes_2026") and custom.renders("readme.md")
+        assert not custom.renders("summary_markdown") and not custom.renders("readme_md")
+        assert not plugin.MarkdownConfig({"patterns": []}).renders("summary_markdown")
+
     def test_json_longer_than_a_cell_shows_is_left_to_datasette_to_cut(self) -> None:
         big = json.dumps({"runs": [f"run-{i:05d}" for i in range(500)]})
         assert plugin.pretty_json(big, longest=len(big)) is not None

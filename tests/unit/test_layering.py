@@ -44,7 +44,7 @@ THIRD_PARTY: dict[str, set[str]] = {
         "cryptography",
         "sqlite_utils",
         "datasette",
-        # Its Markdown renderer, called by the ledger's plugin (`publication.browse`).
+        # Its hooks unregistered by `publication.browse` (the ledger's plugin calls its renderer).
         "datasette_render_markdown",
         "uvicorn",
         "yaml",
