@@ -142,10 +142,12 @@ Cells = Annotated[
 ]
 
 # Cells serialized as inside a record: non-finite floats as strings, like Record's own.
-_CELLS = TypeAdapter(tuple[Cell, ...], config=ConfigDict(ser_json_inf_nan="strings"))
+_CELLS = TypeAdapter(
+    tuple[Cell, ...], config=ConfigDict(ser_json_inf_nan="strings", defer_build=True)
+)
 # Rows hold only what a Cell's JSON holds, in its order, each value of the type its field
 # gives it: written by type, as `_CELLS` writes their fields, they are the same bytes.
-_ROWS = TypeAdapter(list[Row], config=ConfigDict(ser_json_inf_nan="strings"))
+_ROWS = TypeAdapter(list[Row], config=ConfigDict(ser_json_inf_nan="strings", defer_build=True))
 
 
 def cells_json(cells: Sequence[Cell]) -> bytes:

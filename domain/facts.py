@@ -97,7 +97,7 @@ class RecordedRun:
         return {**self.identity, **{k: added[k] for k in IDENTITY if k in added}}
 
 
-_JSON = TypeAdapter(Any, config=ConfigDict(ser_json_inf_nan="strings"))
+_JSON = TypeAdapter(Any, config=ConfigDict(ser_json_inf_nan="strings", defer_build=True))
 
 
 def plain(value: Any) -> Any:

@@ -63,7 +63,11 @@ def calibration(pub: Publication, tolerance: float | None = None) -> list[Findin
     """Calibration harnesses score as designed, and real scores are not a flat pattern."""
     tol = DEFAULT_TOLERANCE["calibration"] if tolerance is None else tolerance
     out: list[Finding] = []
-    for benchmark in sorted({b for b, _ in pub.latest}):
+    # Each benchmark's latest scores by agent, benchmarks and agents in sorted order.
+    by_benchmark: dict[str, dict[str, Any]] = {}
+    for (b, a), r in sorted(pub.latest.items()):
+        by_benchmark.setdefault(b, {})[a] = r["score"]
+    for benchmark, scores in by_benchmark.items():
         for agent, expected in sorted(CALIBRATION_EXPECTED.items()):
             scope = f"{benchmark}::{agent}"
             row = pub.baselines.get((benchmark, agent))
@@ -80,7 +84,6 @@ def calibration(pub: Publication, tolerance: float | None = None) -> list[Findin
                         run_id=row.get("run_id"),
                     )
                 )
-        scores = {a: r["score"] for (b, a), r in sorted(pub.latest.items()) if b == benchmark}
         pattern = _flat_pattern([s for s in scores.values() if finite(s)], tol)
         if pattern is not None:
             listing = ",".join(f"{a}={s:.6g}" for a, s in scores.items())

@@ -13,7 +13,7 @@ from uuid import UUID
 import pydantic_core
 from eventsourcing.persistence import Mapper, Notification, StoredEvent
 from eventsourcing.utils import TopicError, resolve_topic
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from benchledger.adapters.store import fold_ahead
 from benchledger.adapters.store.eventstore import PydanticMapper, decode_event
@@ -59,7 +59,7 @@ STORED_HEAD = re.compile(
     rb'|([^"\\]*))"'
 )
 # The timestamp's text parsed as the event's own `datetime` field parses it.
-TIMESTAMP = TypeAdapter(datetime)
+TIMESTAMP = TypeAdapter(datetime, config=ConfigDict(defer_build=True))
 _UNRESOLVED: Any = object()
 # UTC seconds seen, each with what `iso` writes of it; None: `iso` does not write it as
 # it is (its events' times are then parsed whole).

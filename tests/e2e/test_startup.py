@@ -84,6 +84,22 @@ print(json.dumps(sorted(set({names!r}) & set(sys.modules))), file=sys.stderr)
 """
 
 
+# Runs the CLI in a fresh interpreter, then prints which of the domain's module-level
+# type adapters have built their schema.
+ADAPTERS_PROBE = """
+import json, sys
+from benchledger.commands.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+from benchledger.domain import cells, facts
+built = {"cells": cells._CELLS.pydantic_complete, "rows": cells._ROWS.pydantic_complete,
+         "facts": facts._JSON.pydantic_complete}
+print(json.dumps(built), file=sys.stderr)
+"""
+
+
 def probe_lines(script: str, *args: str, cwd: Path) -> list[str]:
     """What a probe script, run as the CLI with `args` in a fresh interpreter, printed
     to standard error, line by line."""
@@ -251,6 +267,20 @@ class TestWhatACommandLoads:
         )
         recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
         assert [v["gate"] for v in json.loads(recorded.stdout)] == ["comparability"]
+
+    def test_recording_a_verdict_builds_no_cell_or_fact_serializer(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        """The type adapters of cells and facts are built where they are first used,
+        not where their modules are imported: a verdict uses neither."""
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        built = json.loads(
+            probe_lines(ADAPTERS_PROBE, "--db", str(db), "gate", "calibration", cwd=tmp_path)[-1]
+        )
+        assert built == {"cells": False, "rows": False, "facts": False}
+        recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
+        assert [v["gate"] for v in json.loads(recorded.stdout)] == ["calibration"]
 
     def test_runs_on_a_ledger_behind_its_events_catches_up_first(
         self, demo_ledger: Path, tmp_path: Path
