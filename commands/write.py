@@ -107,6 +107,7 @@ def import_(
         benchledger import big.eval --limit file-size=2GiB
     """
     from benchledger.adapters.formats import limits
+    from benchledger.adapters.formats.common import reads_kept
     from benchledger.adapters.store.importer import (
         MEMBER_OF_RUN,
         Importer,
@@ -131,6 +132,7 @@ def import_(
     try:
         with (
             limits.applied(bounds),
+            reads_kept(),
             click.progressbar(files, label="Importing", file=sys.stderr, show_pos=True) as bar,
         ):
             for found in bar:

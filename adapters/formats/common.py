@@ -12,9 +12,11 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, TypeVar, cast
 
 from benchledger.adapters.formats import limits
 from benchledger.domain.errors import InputFormatError, NotRegularFileError
@@ -35,6 +37,65 @@ class Owner(NamedTuple):
     primary: Path
     what: str
     target: Path
+
+
+T = TypeVar("T")
+
+# What an import keeps of the directories and files around the files it reads, while it
+# runs (`reads_kept`): by what was read and where.
+_KEPT: ContextVar[dict[tuple[str, Path], Any] | None] = ContextVar("kept_reads", default=None)
+READS_KEPT = 256
+
+
+@contextmanager
+def reads_kept() -> Iterator[None]:
+    """Within the block (one import), what `kept_read` reads around a file is read once:
+    a format that asks, for each file of a directory, which of its siblings comes first,
+    or which run report lists it, reads the directory or the report once, not once per
+    file (N x N for N files). The import found its files by one walk of the tree before
+    the block; what is kept for the rest of it is no older than that walk."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
+def kept_read(kind: str, path: Path, read: Callable[[], T]) -> T:
+    """`read()`, or what it gave for (`kind`, `path`) earlier in this import (at most
+    `READS_KEPT` of them); outside an import, `read()` each time."""
+    kept = _KEPT.get()
+    if kept is None:
+        return read()
+    key = (kind, path)
+    if key in kept:
+        return cast(T, kept[key])
+    if len(kept) >= READS_KEPT:
+        kept.clear()
+    value = kept[key] = read()
+    return value
+
+
+def subdirectory_names(directory: Path) -> tuple[str, ...]:
+    """The names of the directories in `directory` (links to directories too: what `*/`
+    matches in a glob, hidden names included), sorted; none where it cannot be listed.
+    Listed once per import (`reads_kept`)."""
+    return kept_read("subdirectories", directory, lambda: _subdirectory_names(directory))
+
+
+def _subdirectory_names(directory: Path) -> tuple[str, ...]:
+    try:
+        with os.scandir(directory) as entries:
+            return tuple(sorted(entry.name for entry in entries if _is_dir(entry)))
+    except OSError:  # no such directory, or not one: no entries, as a glob finds none
+        return ()
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 class Units(NamedTuple):

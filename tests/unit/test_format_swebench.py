@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import tempfile
 from pathlib import Path
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchledger.adapters.formats import swebench, swebench_common
+from benchledger.adapters.formats import swebench_logs as logs
 from benchledger.domain.errors import InputFormatError
 from benchledger.domain.records import RunRecord
 
@@ -510,6 +512,80 @@ class TestOwners:
         assert swebench.members(tmp_path / "a.b.c.json") == []
         assert detects(first) and detects(other)
         assert swebench.owner(first) is None and swebench.owner(other) is None
+
+
+class TestLargeLogDirectories:
+    """A run's instances are asked about one by one (is it the primary, whose is it): an
+    import reads their directory and their run report once, not once per instance."""
+
+    def test_the_first_instance_is_the_first_by_name_that_has_a_report(
+        self, tmp_path: Path
+    ) -> None:
+        model = tmp_path / "logs" / "run_evaluation" / "run-1" / "org__model"
+        (model / "a__no-report").mkdir(parents=True)  # first by name, but holds no report
+        write(model / "b__file", "not a directory")
+        target = write(tmp_path / "elsewhere" / "report.json", {IDS[0]: instance_report(True)})
+        (model / "c__linked").symlink_to(target.parent, target_is_directory=True)
+        later = write(model / "d__later" / "report.json", {IDS[1]: instance_report(False)})
+        write(model / ".hidden" / "report.json", {IDS[2]: instance_report(False)})
+        expected = min(model.glob("*/report.json"), key=lambda p: p.parent.name)
+        assert logs.first_instance_report(model) == expected == model / ".hidden" / "report.json"
+        (model / ".hidden" / "report.json").unlink()
+        assert logs.first_instance_report(model) == model / "c__linked" / "report.json"
+        (model / "c__linked").unlink()
+        assert logs.first_instance_report(model) == later
+        assert logs.first_instance_report(tmp_path / "missing") is None
+
+    @pytest.mark.parametrize("with_run_report", [False, True])
+    def test_an_import_reads_a_run_of_many_instances_once(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_run_report: bool
+    ) -> None:
+        from click.testing import CliRunner
+
+        from benchledger.adapters.formats import swebench_harness
+        from benchledger.commands.cli import cli
+
+        n = 40
+        root = tmp_path / "results"
+        if with_run_report:
+            ids = [f"proj__proj-{i}" for i in range(n)]
+            write(
+                root / "org__model.run-1.json",
+                run_report(completed_ids=ids, submitted_ids=ids, resolved_ids=ids[:10]),
+            )
+        model = root / "logs" / "run_evaluation" / "run-1" / "org__model"
+        for i in range(n):
+            write(model / f"proj__proj-{i}" / "report.json", {IDS[0]: instance_report(True)})
+        listed: list[str] = []
+        scandir = os.scandir
+
+        def counted_scandir(path: Any = ".") -> Any:
+            listed.append(str(path))
+            return scandir(path)
+
+        read_reports: list[Path] = []
+        members = swebench_harness.report_members
+
+        def counted_members(path: Path) -> list[Path]:
+            read_reports.append(path)
+            return members(path)
+
+        monkeypatch.setattr(os, "scandir", counted_scandir)
+        monkeypatch.setattr(swebench_harness, "report_members", counted_members)
+        monkeypatch.setattr(logs, "report_members", counted_members)
+        result = CliRunner().invoke(
+            cli, ["--db", str(tmp_path / "ledger.db"), "import", str(root), "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        reports = json.loads(result.stdout)
+        assert sum(r["state"] == "imported" for r in reports) == 1
+        members = [r for r in reports if r["state"] == "ignored" and r["member_of"]]
+        assert len(members) == n - (0 if with_run_report else 1)
+        # A few listings whatever N (the walk, the first-instance listing, the members and
+        # the parse) and the run report read twice (its members, its parse): each instance
+        # listed the directory and read the report again before, 83 listings here.
+        assert listed.count(str(model)) <= 6
+        assert len(read_reports) <= 3
 
 
 class TestLeaderboards:
