@@ -9,7 +9,7 @@ import json
 import re
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import click
@@ -87,6 +87,76 @@ def emit(
         click.echo(empty, err=True)
         return
     click.echo(table(cols, [[_cell(row.get(c)) for c in cols] for row in rows]))
+
+
+def emit_table(
+    rows: Iterable[dict[str, Any]],
+    columns: Sequence[str],
+    *,
+    empty: str = "No rows.",
+    optional: Sequence[str] = (),
+) -> None:
+    """`emit(list(rows), None, columns=...)`, holding of each row only the text of its
+    cells; a column of `optional` that no row fills is left out."""
+    cols = list(columns)
+    body = [[_cell(row.get(c)) for c in cols] for row in rows]
+    for name in optional:
+        index = cols.index(name)
+        if not any(row[index] for row in body):
+            cols.pop(index)
+            for row in body:
+                del row[index]
+    if not body:
+        click.echo(empty, err=True)
+        return
+    click.echo(table(cols, body))
+
+
+# Rows written at a time by `emit_stream`.
+STREAM_CHUNK = 500
+
+
+def emit_stream(rows: Iterable[dict[str, Any]], fmt: str) -> None:
+    """`emit(list(rows), fmt)` for --json, --nl or --csv, the same text, written a chunk
+    of rows at a time: memory holds a chunk, not the listing. Every row has the keys of
+    the first (the rows of one query), which are the CSV's columns."""
+    chunk: list[str] = []
+
+    def write(text: str) -> None:
+        chunk.append(text)
+        if len(chunk) >= STREAM_CHUNK:
+            click.echo("".join(chunk), nl=False)
+            chunk.clear()
+
+    if fmt == "json":
+        # json.dumps of the list with indent=2: each row's own text, a level deeper.
+        first = True
+        for row in rows:
+            text = json_text(row, indent=2, default=str).replace("\n", "\n  ")
+            write(("[\n  " if first else ",\n  ") + text)
+            first = False
+        write("[]\n" if first else "\n]\n")
+    elif fmt == "nl":
+        for row in rows:
+            write(json_text(row, default=str) + "\n")
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        cols: list[str] | None = None
+        for row in rows:
+            if cols is None:
+                cols = list(row)
+                writer.writerow(cols)
+            writer.writerow([printable(_cell(row.get(c), plain=True)) for c in cols])
+            write(buffer.getvalue())
+            buffer.seek(0)
+            buffer.truncate()
+        if cols is None:
+            writer.writerow([])
+            write(buffer.getvalue())
+    else:
+        raise ValueError(f"no stream for {fmt!r}")
+    click.echo("".join(chunk), nl=False)
 
 
 def table(headers: Sequence[str], body: Sequence[Sequence[str]]) -> str:

@@ -8,7 +8,15 @@ from typing import Any
 import click
 
 from benchledger.commands.context import LedgerContext, as_of_option
-from benchledger.commands.output import emit, json_text, output_options, printable, short
+from benchledger.commands.output import (
+    emit,
+    emit_stream,
+    emit_table,
+    json_text,
+    output_options,
+    printable,
+    short,
+)
 
 pass_ledger = click.make_pass_decorator(LedgerContext)
 
@@ -24,6 +32,24 @@ RUN_COLUMNS = [
     "cells",
     "started_at",
 ]
+
+# What a listing of runs reads of each: its columns and what `_listing` shows.
+LISTED = (
+    "run_id",
+    "attempt",
+    "benchmark",
+    "agent",
+    "account",
+    "provider",
+    "model",
+    "status",
+    "invalidated",
+    "superseded_by",
+    "corrections",
+    "score",
+    "cells",
+    "started_at",
+)
 
 # What `runs --status` selects on: a run's status (domain.records.RunStatus, spelled out so
 # that `runs` loads no pydantic; a test keeps them equal), or its invalidation or
@@ -63,14 +89,18 @@ def runs(ctx: LedgerContext, /, fmt: str | None, as_of: str | None, **filters: s
         benchledger runs --agent eliza --json
         benchledger runs --as-of 2026-05-01T00:00:00Z
     """
-    rows = ctx.queries(as_of).runs(**filters)
+    queries = ctx.queries(as_of)
     if fmt in ("json", "nl", "csv"):
-        emit(rows, fmt)
+        emit_stream(queries.iter_runs(**filters), fmt)
         return
-    columns = RUN_COLUMNS
-    if any(r.get("account") for r in rows):  # only runs of a credential pool name one
-        columns = [*RUN_COLUMNS[:4], "account", *RUN_COLUMNS[4:]]
-    emit([_listing(r) for r in rows], fmt, columns=columns, empty="No runs.")
+    # The listing reads only what it shows: no run's JSON facts, a row of text each.
+    # Only runs of a credential pool name an account: the column shows where one does.
+    emit_table(
+        map(_listing, queries.iter_runs(columns=LISTED, **filters)),
+        [*RUN_COLUMNS[:4], "account", *RUN_COLUMNS[4:]],
+        empty="No runs.",
+        optional=("account",),
+    )
 
 
 @click.command()

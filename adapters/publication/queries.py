@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from benchledger.domain.errors import AmbiguousIdError, NotFoundError
+
+# Rows read from the database at a time by a query that streams its rows.
+BATCH_ROWS = 500
 
 RUN_JSON_COLUMNS = (
     "config",
@@ -47,6 +51,24 @@ class Queries:
         model: str | None = None,
         status: str | None = None,
     ) -> list[dict[str, Any]]:
+        return list(
+            self.iter_runs(
+                benchmark=benchmark, agent=agent, provider=provider, model=model, status=status
+            )
+        )
+
+    def iter_runs(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        benchmark: str | None = None,
+        agent: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        status: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """`runs`, read and decoded a batch at a time (memory holds a batch, not every
+        run); with `columns`, only those (a listing reads no JSON it does not show)."""
         where, params = [], []
         for column, value in (
             ("benchmark", benchmark),
@@ -66,11 +88,16 @@ class Queries:
         elif status is not None:
             where.append("status = ?")
             params.append(status)
-        sql = "SELECT * FROM runs"
+        selected = "*" if columns is None else ", ".join(f"[{c}]" for c in columns)
+        sql = f"SELECT {selected} FROM runs"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY coalesce(started_at, recorded_at), run_id"
-        return [decode_run(r) for r in _rows(self.conn.execute(sql, params))]
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        while batch := cursor.fetchmany(BATCH_ROWS):
+            for row in batch:
+                yield decode_run(dict(zip(names, row, strict=True)))
 
     def models(self, model_id: str | None = None) -> list[dict[str, Any]]:
         """Each stated model name under its model_id, and what joined it (`models`)."""

@@ -61,6 +61,37 @@ class TestReading:
         assert table[0].split()[:3] == ["run", "attempt", "benchmark"]
         assert len(table) == 3 and "(invalidated)" in table[2]
 
+    def test_the_runs_table_reads_only_what_it_shows(
+        self, demo: Invoke, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The table is what the runs' whole rows make of it (`--json`), read through a
+        query of its own columns: no run's JSON facts are read to list it."""
+        from benchledger.adapters.publication.queries import Queries
+        from benchledger.commands.output import emit
+        from benchledger.commands.read import RUN_COLUMNS, _listing
+
+        for status in ("succeeded", "invalidated"):
+            whole = json.loads(demo("runs", "--status", status, "--json").stdout)
+            printed = demo("runs", "--status", status, "--wide").stdout
+
+            @click.command()
+            def expected() -> None:
+                emit([_listing(r) for r in whole], None, columns=RUN_COLUMNS)  # noqa: B023
+
+            assert printed == CliRunner().invoke(expected, []).stdout
+        asked: list[object] = []
+        iter_runs = Queries.iter_runs
+
+        def recorded(self: Queries, **kwargs: object) -> object:
+            asked.append(kwargs.get("columns"))
+            return iter_runs(self, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Queries, "iter_runs", recorded)
+        demo("runs")
+        demo("runs", "--json")
+        assert asked[0] is not None and "config" not in asked[0]  # type: ignore[operator]
+        assert asked[1] is None
+
     def test_show_prints_the_run_and_its_cell_outcomes(self, demo: Invoke) -> None:
         run = json.loads(demo("runs", "--status", "invalidated", "--json").stdout)[0]
         out = demo("show", run["run_id"][:8]).stdout
