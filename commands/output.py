@@ -116,10 +116,13 @@ def emit_table(
 STREAM_CHUNK = 500
 
 
-def emit_stream(rows: Iterable[dict[str, Any]], fmt: str) -> None:
-    """`emit(list(rows), fmt)` for --json, --nl or --csv, the same text, written a chunk
-    of rows at a time: memory holds a chunk, not the listing. Every row has the keys of
-    the first (the rows of one query), which are the CSV's columns."""
+def emit_stream(
+    rows: Iterable[dict[str, Any]], fmt: str, *, columns: Sequence[str] | None = None
+) -> None:
+    """`emit(list(rows), fmt, columns=columns)` for --json, --nl or --csv, the same text,
+    written a chunk of rows at a time: memory holds a chunk, not the listing. Without
+    `columns`, every row has the keys of the first (the rows of one query), which are
+    the CSV's columns."""
     chunk: list[str] = []
 
     def write(text: str) -> None:
@@ -142,7 +145,9 @@ def emit_stream(rows: Iterable[dict[str, Any]], fmt: str) -> None:
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        cols: list[str] | None = None
+        cols: list[str] | None = list(columns) if columns is not None else None
+        if cols is not None:
+            writer.writerow(cols)
         for row in rows:
             if cols is None:
                 cols = list(row)
@@ -151,9 +156,9 @@ def emit_stream(rows: Iterable[dict[str, Any]], fmt: str) -> None:
             write(buffer.getvalue())
             buffer.seek(0)
             buffer.truncate()
-        if cols is None:
+        if cols is None:  # no rows, no columns: an empty header line, as `emit` writes
             writer.writerow([])
-            write(buffer.getvalue())
+        write(buffer.getvalue())
     else:
         raise ValueError(f"no stream for {fmt!r}")
     click.echo("".join(chunk), nl=False)

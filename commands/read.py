@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -334,22 +335,21 @@ def events(
         benchledger events --since 120 --json
         benchledger events --as-of 2026-05-01T00:00:00Z --csv
     """
-    _emit_events(ctx.queries(as_of).events(since, limit), fmt)
+    _emit_events(ctx.queries(as_of).iter_events(since, limit), fmt)
 
 
 EVENT_COLUMNS = ["position", "stream", "version", "type", "time", "data"]  # the events table's
 
 
-def _emit_events(events: list[dict[str, Any]], fmt: str | None) -> None:
-    """Every machine format has the event's own columns; only the table abridges them."""
+def _emit_events(events: Iterable[dict[str, Any]], fmt: str | None) -> None:
+    """Every machine format has the event's own columns; only the table abridges them.
+    Written as they are read: memory holds a line of text per event, not the log."""
     if fmt in ("json", "nl", "csv"):
-        emit(events, fmt, columns=EVENT_COLUMNS)
+        emit_stream(events, fmt, columns=EVENT_COLUMNS)
         return
-    rows = [{**e, "stream": short(e["stream"]), "summary": _summary(e)} for e in events]
-    emit(
-        rows,
-        fmt,
-        columns=["position", "time", "type", "stream", "version", "summary"],
+    emit_table(
+        ({**e, "stream": short(e["stream"]), "summary": _summary(e)} for e in events),
+        ["position", "time", "type", "stream", "version", "summary"],
         empty="No events.",
     )
 

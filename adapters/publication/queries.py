@@ -246,12 +246,22 @@ class Queries:
         return _rows(self.conn.execute(sql + " ORDER BY position", params))
 
     def events(self, since: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        return list(self.iter_events(since, limit))
+
+    def iter_events(self, since: int = 0, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        """`events`, read and decoded a batch at a time: memory holds a batch, not the log."""
         sql = "SELECT * FROM events WHERE position > ? ORDER BY position"
         params: list[Any] = [since]
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return self._events(sql, params)
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        while batch := cursor.fetchmany(BATCH_ROWS):
+            for values in batch:
+                row = dict(zip(names, values, strict=True))
+                row["data"] = json.loads(row["data"])
+                yield row
 
     def _events(self, sql: str, params: Any) -> list[dict[str, Any]]:
         rows = _rows(self.conn.execute(sql, params))

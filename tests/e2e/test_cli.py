@@ -118,6 +118,29 @@ class TestReading:
         assert [e["position"] for e in events] == [11, 12, 13, 14, 15]
         assert isinstance(events[0]["data"], dict)
 
+    def test_the_audit_log_is_read_as_it_is_written(
+        self, demo: Invoke, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`events` reads the log a batch at a time in every format, never whole."""
+        from benchledger.adapters.publication import queries
+
+        whole = json.loads(demo("events", "--json").stdout)
+        monkeypatch.setattr(queries, "BATCH_ROWS", 7)
+        read: list[int] = []
+        events = queries.Queries.events
+
+        def whole_log(self: queries.Queries, *args: object) -> object:
+            read.append(1)
+            return events(self, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(queries.Queries, "events", whole_log)
+        assert json.loads(demo("events", "--json").stdout) == whole
+        lines = demo("events", "--nl").stdout.splitlines()
+        assert [json.loads(line) for line in lines] == whole
+        assert len(demo("events").stdout.splitlines()) == len(whole) + 2  # header, rule
+        assert len(list(csv.reader(io.StringIO(demo("events", "--csv").stdout)))) == len(whole) + 1
+        assert read == []
+
     def test_an_unknown_run_is_an_error_not_a_traceback(self, demo: Invoke) -> None:
         result = demo("show", "nope-nope", expect=1)
         assert result.stderr.startswith("Error: no run matches 'nope-nope'")

@@ -52,6 +52,14 @@ class TestEmitStream:
     def test_prints_what_emit_prints(self, rows: list[dict[str, Any]], fmt: str) -> None:
         assert printed(emit_stream, iter(rows), fmt) == printed(emit, rows, fmt)
 
+    @given(listings(), st.sampled_from(["json", "nl", "csv"]))
+    def test_prints_what_emit_prints_with_columns_given(
+        self, rows: list[dict[str, Any]], fmt: str
+    ) -> None:
+        columns = ["note", "run_id"]
+        expected = printed(emit, rows, fmt, columns=columns)
+        assert printed(emit_stream, iter(rows), fmt, columns=columns) == expected
+
     @pytest.mark.parametrize("fmt", ["json", "nl", "csv"])
     def test_many_rows_are_written_a_chunk_at_a_time(
         self, fmt: str, monkeypatch: pytest.MonkeyPatch
