@@ -85,11 +85,12 @@ def discover(paths: Iterable[Path]) -> Iterator[Found]:
     for path in paths:
         if path.is_dir():
             bases: list[Path] | None = None  # resolved once per directory, not per file
+            folders: dict[Path, Path] = {}  # each folder of the walk resolved once
             for child in sorted(path.rglob("*")):
                 rel = child.relative_to(path)
                 if not child.is_dir() and not any(p.startswith(".") for p in rel.parts):
                     bases = bases or _bases(path)
-                    yield Found(child, False, _display(child, bases))
+                    yield Found(child, False, _display(child, bases, folders))
         elif path.exists() or path.is_symlink():
             yield Found(path, True, display_path(path))
         else:
@@ -107,10 +108,14 @@ def _bases(root: Path | None) -> list[Path]:
     return [Path.cwd().resolve(), *([root.resolve().parent] if root else [])]
 
 
-def _display(path: Path, bases: list[Path]) -> str:
+def _display(path: Path, bases: list[Path], folders: dict[Path, Path] | None = None) -> str:
+    """`folders`: folders resolved already, for the files of a walk (`in_folder`)."""
     try:
-        # A broken link or a loop is named as itself, not as the file it points to.
-        resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
+        if folders is not None and not path.is_symlink():
+            resolved = in_folder(path, folders)
+        else:
+            # A broken link or a loop is named as itself, not as the file it points to.
+            resolved = path.resolve() if path.exists() else path.parent.resolve() / path.name
     except (OSError, RuntimeError):  # a symlink loop: name it as given
         resolved = path.absolute()
     for base in bases:
@@ -165,8 +170,20 @@ def _hash_into(digest: hashlib._Hash, path: Path) -> int:
     return size
 
 
-def _resolved(path: Path) -> Path:
+def in_folder(path: Path, folders: dict[Path, Path]) -> Path:
+    """`path.resolve()` for a path that is no symbolic link itself: its name inside its
+    folder resolved, each folder resolved once (`folders`). Resolving a path resolves
+    every folder above it, a system call each; the files of a walk share their folders."""
+    folder = folders.get(path.parent)
+    if folder is None:
+        folder = folders[path.parent] = path.parent.resolve()
+    return folder / path.name
+
+
+def _resolved(path: Path, folders: dict[Path, Path]) -> Path:
     try:
+        if path.name not in ("", ".", "..") and not path.is_symlink():
+            return in_folder(path, folders)
         return path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: it is no member of anything
         return path.absolute()
@@ -177,12 +194,14 @@ def explain_members(found: Sequence[Found], reports: Sequence[FileReport]) -> li
     through another file of the same import: said to be a member of that file's runs, or,
     when that file was not imported, part of the result it failed to record."""
     owners: dict[Path, FileReport] = {}
+    folders: dict[Path, Path] = {}
     for report in reports:
         for member in report.members:
-            owners.setdefault(_resolved(member), report)
+            owners.setdefault(_resolved(member, folders), report)
     explained = []
     for item, report in zip(found, reports, strict=True):
-        primary = owners.get(_resolved(item.path)) if report.state == "ignored" else None
+        ignored = report.state == "ignored"
+        primary = owners.get(_resolved(item.path, folders)) if ignored else None
         if primary is None or primary is report:
             explained.append(report)
         elif primary.run_ids:
@@ -208,12 +227,23 @@ def explain_members(found: Sequence[Found], reports: Sequence[FileReport]) -> li
     return explained
 
 
-def _part_of_result(name: str, e: PartOfResultError) -> FileReport:
-    primary, target = Path(e.primary), Path(e.target)
-    # Named from the folder that holds the result, as a directory import would name it.
-    primary_name = display_path(primary, target if target.is_dir() else None)
-    whole = f"its folder {display_path(target)}" if target.is_dir() else display_path(target)
-    through = f" (read through {primary_name})" if target != primary else ""
+def _part_of_result(
+    name: str, e: PartOfResultError, named: dict[tuple[str, str], tuple[str, str]]
+) -> FileReport:
+    """`named`: the names of the results reported so far (a result read through one file
+    has as many parts as its run has instances, each reported with the same names)."""
+    key = (e.primary, e.target)
+    if key not in named:
+        primary, target = Path(e.primary), Path(e.target)
+        # Named from the folder that holds the result, as a directory import would name it.
+        folder = target.is_dir()
+        primary_name = display_path(primary, target if folder else None)
+        named[key] = (
+            primary_name,
+            (f"its folder {display_path(target)}" if folder else display_path(target)),
+        )
+    primary_name, whole = named[key]
+    through = f" (read through {primary_name})" if Path(e.target) != Path(e.primary) else ""
     return FileReport(
         name,
         "ignored",
@@ -226,6 +256,8 @@ def _part_of_result(name: str, e: PartOfResultError) -> FileReport:
 class Importer:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
+        # The names of each result its parts were reported part of (`_part_of_result`).
+        self._named: dict[tuple[str, str], tuple[str, str]] = {}
 
     def _declare(self, fmt: formats.Format, path: Path, name: str, data: bytes) -> FileReport:
         """A file that states rules, not runs: its rules declared in one save (`imported`),
@@ -389,7 +421,7 @@ class Importer:
             message = f"{name}: {NOT_A_RESULT}: {e.message}"
             return FileReport(name, "ignored", message=message, reason=NOT_A_RESULT)
         except PartOfResultError as e:
-            return _part_of_result(name, e)
+            return _part_of_result(name, e, self._named)
         except UnknownFormatError as e:
             message = f"{name}: {NOT_A_RESULT}: {e.message}"
             return FileReport(name, "ignored", message=message, reason=NOT_A_RESULT)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchledger.adapters.store.importer import discover, display_path
+from benchledger.adapters.store.importer import _resolved, discover, display_path
 
 
 @pytest.fixture
@@ -31,6 +31,7 @@ def tree(tmp_path: Path) -> Path:
     (root / "deep" / "in.jsonl").symlink_to(root / "a.jsonl")
     (root / "broken.jsonl").symlink_to(tmp_path / "gone.jsonl")
     (root / "dir-link").symlink_to(root / "deep")
+    (root / "deep" / "loop.jsonl").symlink_to(root / "deep" / "loop.jsonl")
     return root
 
 
@@ -53,8 +54,42 @@ class TestDiscoveredNames:
             "deep/b.jsonl",
             "deep/deeper/c.jsonl",
             "deep/in.jsonl",
+            "deep/loop.jsonl",
             "out.jsonl",
         }
+
+    @pytest.mark.parametrize("given", ["itself", "a link to it", "through a linked folder"])
+    def test_a_folder_reached_through_links_names_its_files_as_display_path(
+        self, tree: Path, tmp_path: Path, given: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Each folder of a walk is resolved once for all its files: the names are those
+        of resolving every file whole, whatever links the path to them goes through."""
+        (tmp_path / "to-results").symlink_to(tree)
+        (tmp_path / "to-parent").symlink_to(tree.parent)
+        root = {
+            "itself": tree,
+            "a link to it": tmp_path / "to-results",
+            "through a linked folder": tmp_path / "to-parent" / "results",
+        }[given]
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        found = list(discover([root]))
+        assert [f.name for f in found] == [display_path(f.path, root) for f in found]
+        assert len(found) == 7
+
+    def test_members_are_resolved_as_resolving_them_whole(self, tree: Path, tmp_path: Path) -> None:
+        (tmp_path / "to-results").symlink_to(tree)
+        folders: dict[Path, Path] = {}
+        paths = [
+            *(f.path for f in discover([tmp_path / "to-results"])),
+            tree / "deep" / "missing.jsonl",
+            Path("relative.jsonl"),
+        ]
+        for path in paths:
+            try:
+                whole = path.resolve()
+            except RuntimeError:  # the loop
+                whole = path.absolute()
+            assert _resolved(path, folders) == whole, path
 
     def test_a_folder_given_relative_names_its_files_from_the_working_directory(
         self, tree: Path, monkeypatch: pytest.MonkeyPatch
@@ -85,8 +120,9 @@ class TestDiscoveredNames:
         names = [f.name for f in discover([tree, other.parent, tree / "deep"])]
         assert names == [
             *("results/a.jsonl", "results/broken.jsonl", "results/deep/b.jsonl"),
-            *("results/deep/deeper/c.jsonl", "results/a.jsonl"),
+            *("results/deep/deeper/c.jsonl", "results/a.jsonl", "results/deep/loop.jsonl"),
             "elsewhere/outside.jsonl",
             "e.jsonl",  # under the working directory
-            *("deep/b.jsonl", "deep/deeper/c.jsonl", "a.jsonl"),  # from the folder above deep
+            # From the folder above deep; a link loop is named as itself.
+            *("deep/b.jsonl", "deep/deeper/c.jsonl", "a.jsonl", "deep/loop.jsonl"),
         ]
