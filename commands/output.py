@@ -67,26 +67,14 @@ def emit(
     empty: str = "No rows.",
 ) -> None:
     fmt = fmt or "table"
-    if fmt == "json":
-        click.echo(json_text(list(rows), indent=2, default=str))
-        return
-    if fmt == "nl":
-        for row in rows:
-            click.echo(json_text(row, default=str))
+    if fmt in ("json", "nl"):
+        emit_stream(rows, fmt)
         return
     cols = list(columns or dict.fromkeys(key for row in rows for key in row))
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(cols)
-        for row in rows:
-            writer.writerow([printable(_cell(row.get(c), plain=True)) for c in cols])
-        click.echo(buffer.getvalue(), nl=False)
-        return
-    if not rows:
-        click.echo(empty, err=True)
-        return
-    click.echo(table(cols, [[_cell(row.get(c)) for c in cols] for row in rows]))
+        emit_stream(rows, fmt, columns=cols)
+    else:
+        emit_table(rows, cols, empty=empty)
 
 
 def emit_table(

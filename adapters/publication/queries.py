@@ -28,6 +28,14 @@ def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+def _streamed(cursor: sqlite3.Cursor) -> Iterator[dict[str, Any]]:
+    """A query's rows as `_rows` gives them, fetched `BATCH_ROWS` at a time."""
+    names = [d[0] for d in cursor.description]
+    while batch := cursor.fetchmany(BATCH_ROWS):
+        for values in batch:
+            yield dict(zip(names, values, strict=True))
+
+
 def decode_run(row: dict[str, Any]) -> dict[str, Any]:
     for column in RUN_JSON_COLUMNS:
         if row.get(column) is not None:
@@ -93,11 +101,7 @@ class Queries:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY coalesce(started_at, recorded_at), run_id"
-        cursor = self.conn.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        while batch := cursor.fetchmany(BATCH_ROWS):
-            for row in batch:
-                yield decode_run(dict(zip(names, row, strict=True)))
+        yield from map(decode_run, _streamed(self.conn.execute(sql, params)))
 
     def models(self, model_id: str | None = None) -> list[dict[str, Any]]:
         """Each stated model name under its model_id, and what joined it (`models`)."""
@@ -255,19 +259,15 @@ class Queries:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        cursor = self.conn.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        while batch := cursor.fetchmany(BATCH_ROWS):
-            for values in batch:
-                row = dict(zip(names, values, strict=True))
-                row["data"] = json.loads(row["data"])
-                yield row
+        return self._iter_events(sql, params)
 
     def _events(self, sql: str, params: Any) -> list[dict[str, Any]]:
-        rows = _rows(self.conn.execute(sql, params))
-        for row in rows:
+        return list(self._iter_events(sql, params))
+
+    def _iter_events(self, sql: str, params: Any) -> Iterator[dict[str, Any]]:
+        for row in _streamed(self.conn.execute(sql, params)):
             row["data"] = json.loads(row["data"])
-        return rows
+            yield row
 
     def counts(self) -> dict[str, int]:
         out = {}
