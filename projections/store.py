@@ -132,8 +132,14 @@ class ReadModelStore:
 
     @cached_property
     def db(self) -> sqlite_utils.Database:
-        """The read models through sqlite-utils, which creates their tables."""
-        database: sqlite_utils.Database = _sqlite_utils().Database(self.conn)
+        """The read models through sqlite-utils, which writes their tables' CREATE
+        statements. Over this store's own connection as it is: sqlite-utils' plugins are
+        not loaded (finding them scans every installed distribution's entry points, and
+        one would run its `prepare_connection` hook on the ledger's connection), nor is
+        its `recursive_triggers` pragma set (the read models have no triggers)."""
+        database: sqlite_utils.Database = _sqlite_utils().Database(
+            self.conn, recursive_triggers=False, execute_plugins=False
+        )
         return database
 
     def close(self) -> None:

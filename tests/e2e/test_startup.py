@@ -396,3 +396,60 @@ class TestOptionalHeavyPackages:
         assert (tmp_path / "ledger.db").stat().st_size > 0
         assert not (tmp_path / "pandas-imported").exists()
         assert not (tmp_path / "numpy-imported").exists()
+
+
+class TestSqliteUtilsPlugins:
+    """sqlite-utils writes the read models' CREATE statements over the ledger's own
+    connection: its plugins (found by scanning every installed distribution) are not
+    loaded for that, nor run on the connection, and it sets none of its pragmas."""
+
+    def test_an_installed_plugin_is_neither_loaded_nor_run_on_the_ledger(
+        self, tmp_path: Path
+    ) -> None:
+        site = tmp_path / "site"
+        info = site / "fake_sqlite_utils_plugin-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: fake-sqlite-utils-plugin\nVersion: 1.0\n"
+        )
+        (info / "entry_points.txt").write_text("[sqlite_utils]\nfake = fake_sqlite_utils_plugin\n")
+        loaded, ran = tmp_path / "plugin-loaded", tmp_path / "plugin-ran"
+        (site / "fake_sqlite_utils_plugin.py").write_text(
+            "import sqlite_utils\n"
+            f"open({str(loaded)!r}, 'w').close()\n"
+            "@sqlite_utils.hookimpl\n"
+            "def prepare_connection(conn):\n"
+            f"    open({str(ran)!r}, 'w').close()\n"
+        )
+        code = (
+            "import sys\n"
+            f"sys.path.insert(0, {str(site)!r})\n"
+            "from importlib.metadata import entry_points\n"
+            "assert [e.name for e in entry_points(group='sqlite_utils')] == ['fake']\n"
+            "from benchledger.commands.cli import cli\n"
+            "try:\n    cli(sys.argv[1:], prog_name='benchledger')\nexcept SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, "--db", str(tmp_path / "ledger.db"), "demo"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "ledger.db").stat().st_size > 0
+        assert not loaded.exists()
+        assert not ran.exists()
+
+    def test_creating_tables_sets_no_pragma_on_the_connection(self, tmp_path: Path) -> None:
+        from benchledger.projections.store import ReadModelStore
+
+        store = ReadModelStore(tmp_path / "ledger.db")
+        try:
+            before = store.conn.execute("PRAGMA recursive_triggers").fetchone()
+            for projection in all_projections():
+                store.create_tables(projection)
+            assert store.has_tables(all_projections()[0])
+            assert store.conn.execute("PRAGMA recursive_triggers").fetchone() == before == (0,)
+        finally:
+            store.close()
