@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import sqlite_utils
 
+    from benchledger.projections.checkpointer import Checkpointer
+
 from benchledger.projections.base import (
     Change,
     Envelope,
@@ -31,7 +33,6 @@ from benchledger.projections.base import (
     index_columns,
     index_name,
 )
-from benchledger.projections.checkpointer import Checkpointer
 from benchledger.projections.versions import STATE_TABLE
 
 REBUILD_SUFFIX = "__rebuild"
@@ -186,6 +187,8 @@ class ReadModelStore:
         Call it when no process is to be forked before the bulk ends: a fork copies no
         thread, and a process with threads forks none (`forked.can_fork`)."""
         if self._bulk and self._checkpointer is None and self._in_wal_file():
+            from benchledger.projections.checkpointer import Checkpointer
+
             self._checkpointer = Checkpointer(self.path, self.conn)
 
     def _in_wal_file(self) -> bool:

@@ -57,16 +57,25 @@ class PathScrubber:
             if value.startswith("/") and not any(c.isspace() for c in value):
                 return self.path(value)
             return PATH_IN_TEXT.sub(lambda m: self.path(m.group(0)), value)
-        # What `clean` returns as it is (a number, a flag, null, text without a path) is
-        # kept without a call: a row holds thousands of such values.
+        # What `clean` returns as it is (a number, a flag, null, text without a path, a
+        # finite float: `v - v` is 0 only for those) is kept without a call: a row holds
+        # thousands of such values.
         if isinstance(value, dict):
             return {
-                k: v if type(v) in _AS_IS or (type(v) is str and "/" not in v) else self.clean(v)
+                k: v
+                if (t := type(v)) in _AS_IS
+                or (t is str and "/" not in v)
+                or (t is float and v - v == 0)
+                else self.clean(v)
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
             return [
-                v if type(v) in _AS_IS or (type(v) is str and "/" not in v) else self.clean(v)
+                v
+                if (t := type(v)) in _AS_IS
+                or (t is str and "/" not in v)
+                or (t is float and v - v == 0)
+                else self.clean(v)
                 for v in value
             ]
         if isinstance(value, float) and not math.isfinite(value):

@@ -54,6 +54,7 @@ def publishability(pub: Publication) -> list[Finding]:
     """The orchestrator's findings per latest file, then benchledger's extra ones."""
     out: list[Finding] = []
     selected = 0
+    marked: dict[str, str | None] = {}  # texts already looked at: rows repeat most of theirs
     for published in published_files(pub):
         if published.error is not None:
             out.append(_file_finding(published))
@@ -64,7 +65,7 @@ def publishability(pub: Publication) -> list[Finding]:
             continue
         selected += 1
         where = _where(published)
-        for path, reason, value in (*_row_contract(payload), *scan(payload)):
+        for path, reason, value in (*_row_contract(payload), *scan(payload, marked=marked)):
             out.append(located(published.name, path, reason, value, **where))
     if pub.filtered and selected == 0:
         directory = pub.latest_dir or "latest"
@@ -105,12 +106,17 @@ def _row_contract(payload: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
         yield "$.score", "latest_row_missing_numeric_score", short_value(score)
 
 
-def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
+def scan(
+    value: Any, json_path: str = "$", *, marked: dict[str, str | None] | None = None
+) -> Iterator[tuple[str, str, str]]:
     """(path, reason, value) for every non-real marker in a payload, depth first.
 
     Scalars are checked where they stand, and a path is made only for what is reported
     or descended into: a payload holds thousands of scalars, and a generator or a path
-    per value cost most of the gate."""
+    per value cost most of the gate. `marked`: each text's marker (or None) once looked
+    at, kept by the caller across the payloads it scans."""
+    if marked is None:
+        marked = {}
     if isinstance(value, dict):
         for key, child in value.items():
             name = str(key).strip().lower()
@@ -128,28 +134,33 @@ def scan(value: Any, json_path: str = "$") -> Iterator[tuple[str, str, str]]:
                             short_value(warning),
                         )
             if isinstance(child, dict | list):
-                yield from scan(child, f"{json_path}.{key}")
+                yield from scan(child, f"{json_path}.{key}", marked=marked)
             elif isinstance(child, str):
-                reason = _text_marker(child)
+                reason = marked[child] if child in marked else _marker(marked, child)
                 if reason is not None:
                     yield f"{json_path}.{key}", reason, short_value(child)
     elif isinstance(value, list):
         for index, child in enumerate(value):
             if isinstance(child, dict | list):
-                yield from scan(child, f"{json_path}[{index}]")
+                yield from scan(child, f"{json_path}[{index}]", marked=marked)
             elif isinstance(child, str):
-                reason = _text_marker(child)
+                reason = marked[child] if child in marked else _marker(marked, child)
                 if reason is not None:
                     yield f"{json_path}[{index}]", reason, short_value(child)
     elif isinstance(value, str):
-        reason = _text_marker(value)
+        reason = marked[value] if value in marked else _marker(marked, value)
         if reason is not None:
             yield json_path, reason, short_value(value)
 
 
+def _marker(marked: dict[str, str | None], value: str) -> str | None:
+    reason = marked[value] = _text_marker(value)
+    return reason
+
+
 def _text_marker(value: str) -> str | None:
     """The reason a text is reported for, if any."""
-    lowered = value.strip().lower()
+    lowered = value.lower()  # no marker begins or ends with a space: no need to strip
     # The orchestrator's order: a string holding "mock runtime" is reported as "mock run".
     for marker in TEXT_MARKERS:
         if marker in lowered:

@@ -29,15 +29,10 @@ from typing import Any
 
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 
-from benchledger.adapters.store import forked
+from benchledger.adapters.store import forked, hotpath
 from benchledger.adapters.store.ledger_file import EVENT_TABLE
 from benchledger.domain.errors import LedgerError
 from benchledger.projections.base import Envelope, Params, Projection, group_changes
-
-# Fewer events than this are folded in process: forking would cost more than it saves.
-# Measured on imports of orchestrator.sqlite: at 6k events the two took the same
-# time; at 13.7k (10k rows), folding ahead took 12.6-12.9 s against 14.5-14.8.
-FOLD_AHEAD_EVENTS = 10_000
 
 # The projections this process folds itself while the child folds the others: the two
 # that need no decode (`Envelope.head`), so no event is decoded twice, nor any only for
@@ -87,7 +82,7 @@ def events_file(recorder: Any) -> str | None:
 def can_fold_ahead(recorder: Any, events: int) -> bool:
     return (
         events > 0
-        and events >= FOLD_AHEAD_EVENTS
+        and events >= hotpath.FOLD_AHEAD_EVENTS
         and events_file(recorder) is not None
         and forked.can_fork()
     )

@@ -6,6 +6,12 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# Fewer events than this are folded in process, not in a forked child (`fold_ahead`,
+# imported only for a catch-up this large): forking would cost more than it saves.
+# Measured on imports of orchestrator.sqlite: at 6k events the two took the same
+# time; at 13.7k (10k rows), folding ahead took 12.6-12.9 s against 14.5-14.8.
+FOLD_AHEAD_EVENTS = 10_000
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from uuid import UUID
 
 import pydantic_core
@@ -15,13 +15,16 @@ from eventsourcing.persistence import Mapper, Notification, StoredEvent
 from eventsourcing.utils import TopicError, resolve_topic
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from benchledger.adapters.store import fold_ahead
+from benchledger.adapters.store import hotpath
 from benchledger.adapters.store.eventstore import PydanticMapper, decode_event
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
 from benchledger.domain.run import CellsRecorded
 from benchledger.projections.base import CellBatch, Envelope, Head, Projection, iso
 from benchledger.projections.store import REBUILD_SUFFIX, ReadModelStore
+
+if TYPE_CHECKING:
+    from benchledger.adapters.store import fold_ahead
 
 PAGE = 200
 REBUILD_COMMIT_EVENTS = 10_000
@@ -289,7 +292,7 @@ class ProjectionRunner:
     def _cache_for(self, after: int) -> AbstractContextManager[None]:
         """A large page cache (`ReadModelStore.bulk`) when many events follow `after`:
         a small catch-up keeps SQLite's default, and its memory."""
-        many = self.head_position() - after >= fold_ahead.FOLD_AHEAD_EVENTS
+        many = self.head_position() - after >= hotpath.FOLD_AHEAD_EVENTS
         return self.store.bulk() if many else nullcontext()
 
     def _rebuild_pages(self, targets: list[Projection], progress: Progress | None) -> int:
@@ -409,7 +412,12 @@ class ProjectionRunner:
         return applied
 
     def _worth_folding_ahead(self, after: int) -> bool:
-        return fold_ahead.can_fold_ahead(self.recorder, self.head_position() - after)
+        events = self.head_position() - after
+        if events < hotpath.FOLD_AHEAD_EVENTS:
+            return False  # the usual catch-up: the fold-ahead machinery is never imported
+        from benchledger.adapters.store import fold_ahead
+
+        return fold_ahead.can_fold_ahead(self.recorder, events)
 
     def _folded_ahead(
         self,
@@ -420,6 +428,8 @@ class ProjectionRunner:
         """The events after `positions` folded in a child (`fold_ahead`), page by page,
         some projections folded here meanwhile (`fold_ahead.FOLDED_HERE`); up to the
         log's head now: events appended meanwhile are left to fold in process."""
+        from benchledger.adapters.store import fold_ahead
+
         return fold_ahead.fold_ahead(
             self.recorder,
             self.envelope_of,

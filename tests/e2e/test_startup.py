@@ -268,6 +268,23 @@ class TestWhatACommandLoads:
         recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
         assert [v["gate"] for v in json.loads(recorded.stdout)] == ["comparability"]
 
+    def test_recording_a_verdict_loads_no_machinery_of_large_catch_ups(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        """Folding in a forked child and checkpointing from a thread serve catch-ups of
+        thousands of events; a verdict's catch-up folds one."""
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        names = (
+            "benchledger.adapters.store.fold_ahead",
+            "benchledger.adapters.store.forked",
+            "benchledger.projections.checkpointer",
+        )
+        args = ("--db", str(db), "gate", "comparability")
+        assert loaded_modules(*args, cwd=tmp_path, names=names) == []
+        recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
+        assert [v["gate"] for v in json.loads(recorded.stdout)] == ["comparability"]
+
     def test_recording_a_verdict_builds_no_cell_or_fact_serializer(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:

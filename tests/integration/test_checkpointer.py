@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
-from benchledger.adapters.store import fold_ahead, projection_runner
+from benchledger.adapters.store import fold_ahead, hotpath, projection_runner
 from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.projections import checkpointer as checkpointer_module
-from benchledger.projections import store as store_module
 from benchledger.projections.checkpointer import Checkpointer
 from tests.integration.test_fold_ahead import with_rowids
 from tests.integration.test_orchestrator_stream import many_rows
@@ -198,7 +197,7 @@ def test_a_thread_that_cannot_checkpoint_loses_nothing(
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Checkpointer]]:
     """Fold ahead however few the events, and keep every Checkpointer the store makes."""
-    monkeypatch.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 0)
+    monkeypatch.setattr(hotpath, "FOLD_AHEAD_EVENTS", 0)
     monkeypatch.setattr(fold_ahead.forked, "can_fork", lambda: True)
     monkeypatch.setattr(projection_runner, "PAGE", 7)
     monkeypatch.setattr(projection_runner, "REBUILD_COMMIT_EVENTS", 20)
@@ -209,7 +208,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Checkpointer]]:
             super().__init__(*args)
             kept.append(self)
 
-    monkeypatch.setattr(store_module, "Checkpointer", Kept)
+    monkeypatch.setattr(checkpointer_module, "Checkpointer", Kept)
     yield kept
 
 
@@ -231,7 +230,7 @@ def test_a_first_catch_up_folded_ahead_copies_its_log_aside_and_ends_the_thread(
     assert made[0].checkpoints >= 1 and made[0].emptied == 1
     # The same rows as a catch-up whose commits checkpoint themselves.
     with pytest.MonkeyPatch.context() as in_process:
-        in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+        in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
         with build(Settings(db_path=copy)) as services:
             services.runner.catch_up()
     assert len(made) == 1
@@ -242,7 +241,7 @@ def test_a_catch_up_of_few_events_makes_no_thread(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[int] = []
-    monkeypatch.setattr(store_module, "Checkpointer", lambda *a: made.append(1))
+    monkeypatch.setattr(checkpointer_module, "Checkpointer", lambda *a: made.append(1))
     source = make_db(tmp_path / "src" / "orchestrator.sqlite", many_rows(20))
     with build(Settings(db_path=db)) as services:
         group = services.ledger.new_group("import", "import")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchledger.adapters.store import fold_ahead, forked, projection_runner
+from benchledger.adapters.store import fold_ahead, forked, hotpath, projection_runner
 from benchledger.adapters.store.bootstrap import Settings, build
 from benchledger.adapters.store.importer import Importer
 from benchledger.domain.errors import LedgerError
@@ -36,7 +36,7 @@ from tests.unit.test_format_orchestrator import make_db
 def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Fold ahead however few the events (other tests' threads notwithstanding), and
     list the children forked (their pids)."""
-    monkeypatch.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 0)
+    monkeypatch.setattr(hotpath, "FOLD_AHEAD_EVENTS", 0)
     monkeypatch.setattr(fold_ahead.forked, "can_fork", lambda: True)
     monkeypatch.setattr(projection_runner, "PAGE", 7)  # many pages
     made: list[int] = []
@@ -141,7 +141,7 @@ class TestFoldedAhead:
     ) -> None:
         monkeypatch.setattr(projection_runner, "REBUILD_COMMIT_EVENTS", commit_every)
         with pytest.MonkeyPatch.context() as in_process:
-            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
             busy_ledger(invoke, tmp_path)
             invoke("rebuild")
         expected = dump(db), with_rowids(db), schema(db)
@@ -166,7 +166,7 @@ class TestFoldedAhead:
             services.runner.catch_up()
         assert len(forks) == 1
         with pytest.MonkeyPatch.context() as in_process:
-            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
             with build(Settings(db_path=copy)) as services:
                 services.runner.catch_up()
         assert len(forks) == 1
@@ -212,7 +212,7 @@ class TestFoldedAhead:
         self, invoke: Invoke, db: Path, tmp_path: Path, forks: list[int], here: frozenset[str]
     ) -> None:
         with pytest.MonkeyPatch.context() as in_process:
-            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
             busy_ledger(invoke, tmp_path)
         more = make_db(tmp_path / "more" / "orchestrator.sqlite", many_rows(90)[60:])
         with build(Settings(db_path=db)) as services:  # appended, not folded yet
@@ -226,7 +226,7 @@ class TestFoldedAhead:
             services.runner.catch_up()
         assert len(forks) == 1
         with pytest.MonkeyPatch.context() as in_process:
-            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
             with build(Settings(db_path=copy)) as services:
                 services.runner.catch_up()
         assert len(forks) == 1
@@ -240,7 +240,7 @@ class TestFoldedAhead:
         """`events` and `runs` rebuilt after more events came: the catch-up folds the
         others' events from where they are, theirs from where they are."""
         with pytest.MonkeyPatch.context() as in_process:
-            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
             busy_ledger(invoke, tmp_path)
             more = make_db(tmp_path / "more" / "orchestrator.sqlite", many_rows(90)[60:])
             with build(Settings(db_path=db)) as services:
@@ -257,7 +257,7 @@ class TestFoldedAhead:
             folded = services.store.states()
         assert len(forks) == 1
         with pytest.MonkeyPatch.context() as in_process:
-            in_process.setattr(fold_ahead, "FOLD_AHEAD_EVENTS", 10**9)
+            in_process.setattr(hotpath, "FOLD_AHEAD_EVENTS", 10**9)
             with build(Settings(db_path=copy)) as services:
                 services.runner.catch_up()
                 assert services.store.states() == folded

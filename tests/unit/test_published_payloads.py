@@ -7,8 +7,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from benchledger.adapters.publication.export_files import PathScrubber
-from benchledger.adapters.publication.gate_publishability import scan
+from benchledger.adapters.publication.gate_publishability import _text_marker, scan
+from benchledger.domain.publication import TEXT_MARKERS
 
 
 class TestScrubbingAPublishedRow:
@@ -66,3 +70,67 @@ class TestScanningAPublishedRow:
             ("$", "non_real_text_marker:bundled smoke", '"bundled smoke test"')
         ]
         assert list(scan({"score": 0.5, "values": [1, 2.0, None, True]})) == []
+
+
+_TEXT = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from([f"{pad}{m.upper()}{pad}" for m in TEXT_MARKERS for pad in ("", " ", "\t")]),
+    st.sampled_from(["/export/a.json", "see /elsewhere/b.txt", "x/y"]),
+)
+_SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    _TEXT,
+)
+_VALUE = st.recursive(
+    _SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.sampled_from(["mock", "note", "score", "x", "dataset_source"]), inner),
+    ),
+    max_leaves=25,
+)
+
+
+def _cleaned(scrubber: PathScrubber, value: Any) -> Any:
+    """What `clean` makes of a value, spelt out one case at a time."""
+    if isinstance(value, str):
+        return scrubber.clean(value)
+    if isinstance(value, dict):
+        return {k: _cleaned(scrubber, v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cleaned(scrubber, v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class TestShortCuts:
+    """What the gate skips or remembers gives what looking at every value would."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(_VALUE)
+    def test_clean_keeps_finite_floats_and_nulls_the_others_at_any_depth(self, value: Any) -> None:
+        scrubber = PathScrubber(Path("/export"))
+        assert scrubber.clean({"v": value}) == _cleaned(scrubber, {"v": value})
+
+    @settings(max_examples=300, deadline=None)
+    @given(_TEXT)
+    def test_a_text_marker_is_that_of_the_stripped_lowered_text(self, text: str) -> None:
+        lowered = text.strip().lower()
+        expected = next((f"non_real_text_marker:{m}" for m in TEXT_MARKERS if m in lowered), None)
+        assert _text_marker(text) == expected
+
+    def test_no_marker_begins_or_ends_with_a_space(self) -> None:
+        assert all(m == m.strip() for m in TEXT_MARKERS)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(_VALUE, max_size=5))
+    def test_payloads_scanned_with_one_memo_find_what_each_finds_alone(
+        self, payloads: list[Any]
+    ) -> None:
+        marked: dict[str, str | None] = {}
+        shared = [list(scan(p, marked=marked)) for p in payloads]
+        assert shared == [list(scan(p)) for p in payloads]
