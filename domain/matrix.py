@@ -155,17 +155,28 @@ def _cohort(rows: list[dict[str, Any] | None]) -> tuple[str | None, str | None]:
     return next(iter(groups)), None
 
 
+def _positions(harnesses: Sequence[str]) -> dict[str, list[int]]:
+    """Where each harness stands in `harnesses` (every place, should it repeat)."""
+    positions: dict[str, list[int]] = {}
+    for i, harness in enumerate(harnesses):
+        positions.setdefault(harness, []).append(i)
+    return positions
+
+
 def _listed(
     harnesses: Sequence[str],
+    positions: dict[str, list[int]],
     rule: AgentRules | None,
     with_rows: set[str],
 ) -> list[str]:
     """The harnesses with a cell of this benchmark: a row (`with_rows`), required, or
-    named unable."""
+    named unable; in the order of `harnesses` (`positions`: `_positions` of them). Found
+    from the few wanted, not by asking of each of the many harnesses of a ledger of many
+    harnesses whether it is wanted, for each of its many benchmarks."""
     wanted = with_rows
     if rule is not None:
         wanted = wanted | {*CANONICAL_HARNESSES, *rule.required, *rule.unsupported}
-    return [h for h in harnesses if h in wanted]
+    return [harnesses[i] for i in sorted(i for h in wanted for i in positions.get(h, ()))]
 
 
 def matrix_contract(
@@ -188,12 +199,13 @@ def matrix_contract(
     for benchmark, agent in (*latest, *quarantine):
         with_rows.setdefault(benchmark, set()).add(agent)
     table: dict[str, Any] = {}
+    positions = {} if every_cell else _positions(harnesses)
     for benchmark in benchmarks:
         rule = (rules or {}).get(benchmark)
         listed = (
             list(harnesses)
             if every_cell
-            else _listed(harnesses, rule, with_rows.get(benchmark, set()))
+            else _listed(harnesses, positions, rule, with_rows.get(benchmark, set()))
         )
         required = [h for h in listed if rule is not None and h in rule.required]
         cells: dict[str, Any] = {}

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchledger.domain.matrix import matrix_contract
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchledger.domain.matrix import (
+    CANONICAL_HARNESSES,
+    AgentRules,
+    _listed,
+    _positions,
+    matrix_contract,
+)
 
 
 def row(benchmark: str, agent: str) -> dict[str, Any]:
@@ -37,3 +46,26 @@ def test_every_cell_lists_every_harness_given() -> None:
 
 def test_no_benchmark_no_column() -> None:
     assert matrix_contract([], HARNESSES, LATEST, HELD)["harnesses"] == []
+
+
+_NAMES = st.sampled_from(["alpha", "beta", "zeta", "omega", "eliza", "codex", "hermes"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_NAMES, max_size=12),
+    st.sets(_NAMES),
+    st.none() | st.tuples(st.sets(_NAMES), st.dictionaries(_NAMES, st.just("why"))),
+)
+def test_a_benchmark_lists_what_filtering_every_harness_would(
+    harnesses: list[str],
+    with_rows: set[str],
+    rule_of: tuple[set[str], dict[str, str]] | None,
+) -> None:
+    """Found from the wanted harnesses, in the given order, repeats kept where given."""
+    rule = None if rule_of is None else AgentRules(tuple(sorted(rule_of[0])), None, rule_of[1])
+    wanted = set(with_rows)
+    if rule is not None:
+        wanted |= {*CANONICAL_HARNESSES, *rule.required, *rule.unsupported}
+    listed = _listed(harnesses, _positions(harnesses), rule, with_rows)
+    assert listed == [h for h in harnesses if h in wanted]
