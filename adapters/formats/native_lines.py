@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from benchledger.adapters.formats import kept
 from benchledger.adapters.formats.limits import current
-from benchledger.adapters.formats.native_cells import LINE, LINES, row_of, untagged
+from benchledger.adapters.formats.native_cells import row_of, untagged, validators
 from benchledger.adapters.formats.native_common import field_error, strict_loads
 from benchledger.adapters.formats.native_turns import RunTurns
 from benchledger.domain.cells import CellRows, Row
@@ -190,7 +190,7 @@ class _Lines:
         """Cell lines `texts` validated in one call; False when it cannot take them."""
         text = "[" + ",".join(texts) + "]"
         try:
-            rows = LINES.validate_json(text)
+            rows = validators()[1].validate_json(text)
         except ValidationError:
             rows = []
         if len(rows) == len(texts):
@@ -220,7 +220,7 @@ class _Lines:
         name = self.name
         if maybe_cell and self.header is not None:
             try:
-                row = LINE.validate_json(line)
+                row = validators()[0].validate_json(line)
             except ValidationError:
                 pass  # a run line, a blank line or a bad cell: the slow path says which
             else:

@@ -120,6 +120,20 @@ def loaded_modules(*args: str, cwd: Path, names: tuple[str, ...]) -> list[str]:
     return loaded
 
 
+# Runs the CLI in a fresh interpreter, then prints whether the native cell-line validators
+# were built.
+LINE_VALIDATORS_PROBE = """
+import json, sys
+from benchledger.commands.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="benchledger")
+except SystemExit:
+    pass
+from benchledger.adapters.formats import native_cells
+print(json.dumps(native_cells.validators.cache_info().currsize), file=sys.stderr)
+"""
+
+
 # Runs the CLI in a fresh interpreter and prints the state of the cyclic collector as the
 # command closes (how many objects are frozen, whether the ledger application's class is
 # among them), after it (on, nothing left frozen) and at exit (how many are frozen).
@@ -470,3 +484,39 @@ class TestSqliteUtilsPlugins:
             assert store.conn.execute("PRAGMA recursive_triggers").fetchone() == before == (0,)
         finally:
             store.close()
+
+
+class TestNativeCellLineValidators:
+    """The validators of native JSONL cell lines (a type adapter per field of Cell) are
+    built by the first import that reads such lines, not by every import."""
+
+    RUN = {
+        "benchmark": "b",
+        "agent": "a",
+        "provider": "p",
+        "model": "m",
+        "status": "succeeded",
+        "score": 0.5,
+        "unit": "accuracy",
+    }
+
+    def built(self, tmp_path: Path, source: Path) -> int:
+        db = tmp_path / "ledger.db"
+        lines = probe_lines(
+            LINE_VALIDATORS_PROBE, "--db", str(db), "import", str(source), cwd=tmp_path
+        )
+        imported = CliRunner().invoke(cli, ["--db", str(db), "runs", "--json"])
+        assert len(json.loads(imported.stdout)) == 1, lines
+        return int(json.loads(lines[-1]))
+
+    def test_a_native_json_document_builds_none(self, tmp_path: Path) -> None:
+        source = tmp_path / "result.json"
+        cells = [{"key": "q1", "outcome": "passed", "score": 1.0}]
+        source.write_text(json.dumps({"schema": "benchledger/run@1", **self.RUN, "cells": cells}))
+        assert self.built(tmp_path, source) == 0
+
+    def test_a_native_jsonl_file_with_cells_builds_them(self, tmp_path: Path) -> None:
+        source = tmp_path / "runs.jsonl"
+        cell = {"type": "cell", "key": "q1", "outcome": "passed", "score": 1.0}
+        source.write_text(json.dumps({"type": "run", **self.RUN}) + "\n" + json.dumps(cell) + "\n")
+        assert self.built(tmp_path, source) == 1

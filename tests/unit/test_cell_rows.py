@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import Field, ValidationError
 
-from benchledger.adapters.formats.native_cells import LINE, LINES, row_of, untagged
+from benchledger.adapters.formats.native_cells import row_of, untagged, validators
 from benchledger.domain import run_rules
 from benchledger.domain.cells import CellRows, keys_of, metrics_of
 from benchledger.domain.errors import CellConflictError
@@ -61,7 +61,7 @@ CELLS = st.builds(
 
 
 def rows_of_lines(lines: list[str]) -> CellRows:
-    return CellRows.completed(untagged(LINES.validate_json("[" + ",".join(lines) + "]")))
+    return CellRows.completed(untagged(validators()[1].validate_json("[" + ",".join(lines) + "]")))
 
 
 def line_of(cell: Cell, **fields: Any) -> str:
@@ -80,7 +80,7 @@ class TestTakenAsCellTakesThem:
         except ValidationError:
             expected = None
         try:
-            row = LINE.validate_json(line)
+            row = validators()[0].validate_json(line)
         except ValidationError:
             assert expected is None
             return
