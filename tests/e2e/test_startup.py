@@ -397,6 +397,25 @@ class TestReadModelVersions:
             assert tuple(t.name for t in p.tables) == tables, p.name
 
 
+def demo_with_site(tmp_path: Path, site: Path, check: str) -> None:
+    """`benchledger demo` into tmp_path/ledger.db in a fresh interpreter with `site` first
+    on its path, after `check` (Python statements) holds there."""
+    code = (
+        f"import sys\nsys.path.insert(0, {str(site)!r})\n{check}"
+        "from benchledger.commands.cli import cli\n"
+        "try:\n    cli(sys.argv[1:], prog_name='benchledger')\nexcept SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--db", str(tmp_path / "ledger.db"), "demo"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ledger.db").stat().st_size > 0
+
+
 class TestOptionalHeavyPackages:
     """sqlite-utils imports pandas and numpy whenever they are installed (0.3-0.4 s,
     more than a whole command); the read models use neither, so they stay unloaded."""
@@ -409,22 +428,8 @@ class TestOptionalHeavyPackages:
             (fake / name).mkdir(parents=True)
             marker = tmp_path / f"{name}-imported"
             (fake / name / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
-        code = (
-            "import sys\nfrom benchledger.commands.cli import cli\n"
-            f"sys.path.insert(0, {str(fake)!r})\n"
-            "import importlib.util\n"
-            "assert importlib.util.find_spec('pandas') is not None\n"
-            "try:\n    cli(sys.argv[1:], prog_name='benchledger')\nexcept SystemExit as e:\n"
-            "    assert not e.code, e.code\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", code, "--db", str(tmp_path / "ledger.db"), "demo"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        assert (tmp_path / "ledger.db").stat().st_size > 0
+        check = "import importlib.util\nassert importlib.util.find_spec('pandas') is not None\n"
+        demo_with_site(tmp_path, fake, check)
         assert not (tmp_path / "pandas-imported").exists()
         assert not (tmp_path / "numpy-imported").exists()
 
@@ -452,23 +457,11 @@ class TestSqliteUtilsPlugins:
             "def prepare_connection(conn):\n"
             f"    open({str(ran)!r}, 'w').close()\n"
         )
-        code = (
-            "import sys\n"
-            f"sys.path.insert(0, {str(site)!r})\n"
+        check = (
             "from importlib.metadata import entry_points\n"
             "assert [e.name for e in entry_points(group='sqlite_utils')] == ['fake']\n"
-            "from benchledger.commands.cli import cli\n"
-            "try:\n    cli(sys.argv[1:], prog_name='benchledger')\nexcept SystemExit as e:\n"
-            "    assert not e.code, e.code\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code, "--db", str(tmp_path / "ledger.db"), "demo"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        assert (tmp_path / "ledger.db").stat().st_size > 0
+        demo_with_site(tmp_path, site, check)
         assert not loaded.exists()
         assert not ran.exists()
 
@@ -490,15 +483,7 @@ class TestNativeCellLineValidators:
     """The validators of native JSONL cell lines (a type adapter per field of Cell) are
     built by the first import that reads such lines, not by every import."""
 
-    RUN = {
-        "benchmark": "b",
-        "agent": "a",
-        "provider": "p",
-        "model": "m",
-        "status": "succeeded",
-        "score": 0.5,
-        "unit": "accuracy",
-    }
+    RUN = dict(benchmark="b", agent="a", provider="p", model="m", status="succeeded", score=1)
 
     def built(self, tmp_path: Path, source: Path) -> int:
         db = tmp_path / "ledger.db"
