@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -153,7 +153,8 @@ def import_(
     hidden = {"reason", "members"}
     hidden |= set() if fmt in ("json", "nl") else {"run_ids", "member_of"}
     rows = [
-        {k: v for k, v in asdict(r).items() if k not in hidden}
+        # Its fields as they are (text, numbers, tuples of text): `asdict` deep-copied each.
+        {f.name: getattr(r, f.name) for f in fields(r) if f.name not in hidden}
         for r in reports
         if r.state != "ignored" or fmt in ("json", "nl")
     ]
