@@ -136,7 +136,7 @@ def scan(
             if isinstance(child, dict | list):
                 yield from scan(child, f"{json_path}.{key}", marked=marked)
             elif isinstance(child, str):
-                reason = marked[child] if child in marked else _marker(marked, child)
+                reason = _marker(marked, child)
                 if reason is not None:
                     yield f"{json_path}.{key}", reason, short_value(child)
     elif isinstance(value, list):
@@ -144,16 +144,19 @@ def scan(
             if isinstance(child, dict | list):
                 yield from scan(child, f"{json_path}[{index}]", marked=marked)
             elif isinstance(child, str):
-                reason = marked[child] if child in marked else _marker(marked, child)
+                reason = _marker(marked, child)
                 if reason is not None:
                     yield f"{json_path}[{index}]", reason, short_value(child)
     elif isinstance(value, str):
-        reason = marked[value] if value in marked else _marker(marked, value)
+        reason = _marker(marked, value)
         if reason is not None:
             yield json_path, reason, short_value(value)
 
 
 def _marker(marked: dict[str, str | None], value: str) -> str | None:
+    """`_text_marker` of a text, each text looked at once (`marked` keeps the answers)."""
+    if value in marked:
+        return marked[value]
     reason = marked[value] = _text_marker(value)
     return reason
 
