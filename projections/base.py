@@ -26,9 +26,27 @@ Params = tuple[Any, ...] | dict[str, Any]
 Change = tuple[str, Params | list[Params]]
 
 
-# One cell as the read models store it: key, outcome, score, metrics as `cell_metrics`
-# writes them, cluster. The cells fold inserts these rows as they are.
-CellRow = tuple[str, str, float | None, str | None, str | None]
+# One cell as the read models store it: key, outcome, score, then metrics as `cell_metrics`
+# writes them and cluster, each only up to the last of them that is set: a cell with
+# neither is (key, outcome, score). The cells fold inserts these rows as they are, and a
+# NULL it leaves to the columns it does not name costs nothing, where each None bound
+# as a parameter costs sqlite3 a failed adapter lookup (most cells state neither).
+CellRow = (
+    tuple[str, str, float | None]
+    | tuple[str, str, float | None, str | None]
+    | tuple[str, str, float | None, str | None, str | None]
+)
+
+
+def cell_row(
+    key: str, outcome: str, score: float | None, metrics: str | None, cluster: str | None
+) -> CellRow:
+    """A cell's row (`CellRow`): its metrics and cluster left out from the last one set."""
+    if cluster is not None:
+        return (key, outcome, score, metrics, cluster)
+    if metrics is not None:
+        return (key, outcome, score, metrics)
+    return (key, outcome, score)
 
 
 def cell_metrics(metrics: dict[str, Any]) -> str | None:
@@ -174,7 +192,7 @@ class Envelope:
             if self._decode_cells is None or self._event is not None:
                 event: Any = self.event
                 rows = [
-                    (c.key, c.outcome, c.score, cell_metrics(c.metrics), c.cluster)
+                    cell_row(c.key, c.outcome, c.score, cell_metrics(c.metrics), c.cluster)
                     for c in event.cells
                 ]
                 self._batch = CellBatch(event.timestamp, rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import groupby
 from typing import cast
 
 from benchledger.domain.run import CellsRecorded
@@ -17,15 +18,17 @@ from benchledger.projections.base import (
     topics_of,
 )
 
-COLUMNS = "run_id, key, outcome, score, metrics, cluster"
+COLUMNS = ("run_id", "key", "outcome", "score", "metrics", "cluster")
 
 
-def insert_for(run_id: str) -> str:
-    """The insert of one run's cells: its id a literal of the statement, so that a batch's
-    rows (`CellRow`) go in as they are, with no second pass over its cells to add it. A
-    placeholder statement (`{cells}`), so its braces and quotes are escaped."""
+def insert_for(run_id: str, width: int = 5) -> str:
+    """The insert of one run's cells, rows (`CellRow`) of `width` values: its id a literal
+    of the statement, so that a batch's rows go in as they are, with no second pass over
+    its cells to add it; the columns its rows leave out stay NULL. A placeholder
+    statement (`{cells}`), so its braces and quotes are escaped."""
     literal = "'" + run_id.replace("'", "''").replace("{", "{{").replace("}", "}}") + "'"
-    return f"INSERT INTO [{{cells}}] ({COLUMNS}) VALUES ({literal}, ?, ?, ?, ?, ?)"
+    columns = ", ".join(COLUMNS[: width + 1])
+    return f"INSERT INTO [{{cells}}] ({columns}) VALUES ({literal}{', ?' * width})"
 
 
 class CellsProjection(Projection):
@@ -50,4 +53,10 @@ class CellsProjection(Projection):
     topics = topics_of(CellsRecorded)
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        yield insert_for(envelope.stream_id), cast(list[Params], envelope.cells().rows)
+        rows = cast(list[Params], envelope.cells().rows)
+        run_id = envelope.stream_id
+        if len(set(map(len, rows))) <= 1:  # most batches: every row as wide
+            yield insert_for(run_id, len(rows[0]) if rows else 5), rows
+            return
+        for width, same in groupby(rows, len):  # in their order: the same rowids
+            yield insert_for(run_id, width), list(same)

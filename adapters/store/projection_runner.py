@@ -20,7 +20,15 @@ from benchledger.adapters.store.eventstore import PydanticMapper, decode_event
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
 from benchledger.domain.run import CellsRecorded
-from benchledger.projections.base import CellBatch, Envelope, Head, Projection, iso
+from benchledger.projections.base import (
+    CellBatch,
+    CellRow,
+    Envelope,
+    Head,
+    Projection,
+    cell_row,
+    iso,
+)
 from benchledger.projections.store import REBUILD_SUFFIX, ReadModelStore
 
 if TYPE_CHECKING:
@@ -35,21 +43,24 @@ Progress = Callable[[int], None]
 
 def bulk_cells(state: bytes) -> CellBatch:
     """A stored `CellsRecorded` (written by this store's own serializer, so every cell
-    states every field but an unset cluster) decoded in one call, its cells as rows with
-    their metrics as the cells read model stores them (`cell_metrics`), in one pass."""
+    states every field but an unset cluster) decoded in one call, its cells as rows
+    (`CellRow`) with their metrics as the cells read model stores them (`cell_metrics`),
+    in one pass."""
     data = pydantic_core.from_json(state)
-    to_json = pydantic_core.to_json
     rows = [
-        (
-            c["key"],
-            c["outcome"],
-            c["score"],
-            to_json(m, inf_nan_mode="strings").decode() if (m := c["metrics"]) else None,
-            c.get("cluster"),
-        )
+        (c["key"], c["outcome"], c["score"])
+        if not c["metrics"] and c.get("cluster") is None
+        else _full_row(c)
         for c in data["cells"]
     ]
     return CellBatch(datetime.fromisoformat(data["timestamp"]), rows)
+
+
+def _full_row(cell: dict[str, Any]) -> CellRow:
+    """The row of a decoded cell that states metrics or a cluster."""
+    metrics = cell["metrics"]
+    text = pydantic_core.to_json(metrics, inf_nan_mode="strings").decode() if metrics else None
+    return cell_row(cell["key"], cell["outcome"], cell["score"], text, cell.get("cluster"))
 
 
 # How this store's serializer begins every event (`PydanticMapper`): the fields `Event`

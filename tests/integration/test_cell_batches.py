@@ -24,8 +24,8 @@ from benchledger.domain.ledger_base import CELL_BATCH
 from benchledger.domain.records import Cell, RunHeader, RunRecord, SourceFile, cells_json
 from benchledger.domain.run import CellsRecorded
 from benchledger.domain.signatures import sha256_hex
-from benchledger.projections.base import Envelope
-from benchledger.projections.cells import insert_for
+from benchledger.projections.base import Envelope, cell_metrics
+from benchledger.projections.cells import CellsProjection, insert_for
 from benchledger.projections.registry import all_projections
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -157,10 +157,8 @@ class TestDecodedInBulk:
         quick = Envelope(*args, decode=lambda: event, decode_cells=lambda: bulk_cells(state))
         slow = Envelope(*args, decode=lambda: event)
         assert quick.cells() == slow.cells()
-        assert quick.cells().rows == [
-            ("a", "failed", None, '{"m":[1,"x"]}', None),
-            ("b", "passed", None, None, None),
-        ]
+        # Metrics and cluster only up to the last one set: no None left to bind.
+        assert quick.cells().rows == [("a", "failed", None, '{"m":[1,"x"]}'), ("b", "passed", None)]
 
     def test_a_cell_cluster_is_decoded_either_way_and_unset_ones_are_not_written(self) -> None:
         cells = (
@@ -174,7 +172,10 @@ class TestDecodedInBulk:
         quick = Envelope(*args, decode=lambda: event, decode_cells=lambda: bulk_cells(state))
         slow = Envelope(*args, decode=lambda: event)
         assert quick.cells() == slow.cells()
-        assert [row[4] for row in quick.cells().rows] == ["django/django", None]
+        assert quick.cells().rows == [
+            ("a", "passed", None, None, "django/django"),
+            ("b", "failed", None),
+        ]
 
 
 def folded_event_classes(projection: Any) -> set[str]:
@@ -254,3 +255,68 @@ class TestCellsFold:
         rows = [("k", "passed", 1.0, '{"m":1}', None), ("l", "failed", None, None, "c")]
         conn.executemany(insert_for(odd).format(cells="cells"), rows)
         assert conn.execute("SELECT * FROM cells").fetchall() == [(odd, *row) for row in rows]
+
+    @pytest.mark.parametrize("kinds", ["ppp", "cpmmpc", "m", "pcp"])
+    @pytest.mark.parametrize("in_bulk", [True, False])
+    def test_cells_of_any_mix_are_inserted_whole_in_their_order(
+        self, kinds: str, in_bulk: bool
+    ) -> None:
+        """Rows leave out metrics and cluster up to the last one set, so a batch mixes
+        widths: each cell still lands whole, NULL where it states nothing, in order."""
+        made = {
+            "p": lambda i: Cell(key=f"k{i}", outcome="passed", score=1.0),
+            "m": lambda i: Cell(key=f"k{i}", outcome="failed", metrics={"m": i}),
+            "c": lambda i: Cell(key=f"k{i}", outcome="error", score=0.5, cluster="c"),
+        }
+        cells = tuple(made[kind](i) for i, kind in enumerate(kinds))
+        event = CellsRecorded(originator_id=uuid4(), originator_version=2, cells=cells)
+        state = event.__pydantic_serializer__.to_json(event)
+        bulk = (lambda: bulk_cells(state)) if in_bulk else None
+        envelope = Envelope(
+            7, event.originator_id, 2, CellsRecorded.TOPIC, state, lambda: event, bulk
+        )
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE cells (run_id, key, outcome, score, metrics, cluster)")
+        for sql, rows in CellsProjection().fold(envelope):
+            conn.executemany(sql.format(cells="cells"), rows)  # type: ignore[arg-type]
+        expected = [
+            (
+                str(event.originator_id),
+                c.key,
+                c.outcome,
+                c.score,
+                cell_metrics(c.metrics),
+                c.cluster,
+            )
+            for c in cells
+        ]
+        assert conn.execute("SELECT * FROM cells ORDER BY rowid").fetchall() == expected
+
+    def test_cells_stating_neither_metrics_nor_cluster_bind_no_null(self, db: Path) -> None:
+        """Each None bound as a parameter costs sqlite3 a failed adapter lookup: the
+        insert of such cells names only the columns they state."""
+        record = RunRecord(
+            header=HEADER,
+            cells=(
+                Cell(key="a", outcome="passed", score=1.0),
+                Cell(key="b", outcome="failed", score=0.0),
+            ),
+        )
+        data = record.model_dump_json().encode()
+        source = SourceFile(path="r.json", sha256=sha256_hex(data), size=len(data), format="native")
+        with build(Settings(db_path=db)) as services:
+            services.runner.catch_up()
+            services.ledger.import_runs("native", source, [record])
+            statements: list[str] = []
+            services.store.conn.set_trace_callback(statements.append)
+            try:
+                services.runner.catch_up()
+            finally:
+                services.store.conn.set_trace_callback(None)
+        inserts = [s for s in statements if s.startswith("INSERT INTO [cells]")]
+        assert inserts and all("metrics" not in s and "NULL" not in s for s in inserts)
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT key, score, metrics, cluster FROM cells").fetchall() == [
+                ("a", 1.0, None, None),
+                ("b", 0.0, None, None),
+            ]
