@@ -339,16 +339,18 @@ class ReadModelStore:
 
     def apply(
         self, projection: Projection, names: dict[str, str], envelopes: Sequence[Envelope]
-    ) -> None:
-        """Fold events into rows; call inside `write()`."""
+    ) -> bool:
+        """Fold events into rows; call inside `write()`. Whether any was of the events
+        the projection folds (`Projection.topics`)."""
         assert self._in_transaction
         topics = projection.topics
         if topics is not None:
             envelopes = [e for e in envelopes if e.topic in topics]
         if not envelopes:
-            return
+            return False
         projection.prepare(self.read_one, names)
         self._execute(names, projection.fold_page(envelopes))
+        return True
 
     def settle(self, projection: Projection, names: dict[str, str]) -> None:
         """Run what finishes the transaction's folds (`Projection.settle`); call inside

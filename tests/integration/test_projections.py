@@ -95,9 +95,9 @@ def test_a_first_build_indexes_each_table_once_it_is_full(
     present: list[set[str]] = []
     apply = ReadModelStore.apply
 
-    def spied(store: ReadModelStore, *args: Any) -> None:
+    def spied(store: ReadModelStore, *args: Any) -> bool:
         present.append(_indexes(store.conn))
-        apply(store, *args)
+        return apply(store, *args)
 
     monkeypatch.setattr(ReadModelStore, "apply", spied)
     assert not services.store.has_tables(all_projections()[0])
@@ -105,6 +105,39 @@ def test_a_first_build_indexes_each_table_once_it_is_full(
     assert present
     assert all(seen & every <= lookups for seen in present), sorted((present[-1] & every) - lookups)
     assert every <= _indexes(services.store.conn)
+
+
+def test_a_catch_up_settles_only_the_projections_that_folded_its_events(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`latest` finishes its folds in a settle of its own; a verdict, which it does not
+    fold, leaves it nothing to finish, and its tables as they were."""
+    import_record(services, record(1, 3), "f1")
+    services.runner.catch_up()
+    settled: list[str] = []
+    settle = ReadModelStore.settle
+
+    def spied(store: ReadModelStore, projection: Any, names: dict[str, str]) -> None:
+        settled.append(projection.name)
+        settle(store, projection, names)
+
+    monkeypatch.setattr(ReadModelStore, "settle", spied)
+    before = dump(services.store.path)
+    services.ledger.record_gate(
+        gate="publishability", ok=True, findings=[], actor="t", position=1, head_sha256="0" * 64
+    )
+    services.runner.catch_up()
+    assert "latest" not in settled
+    assert "verdicts" in settled  # what folded the verdict
+    after = dump(services.store.path)
+    assert after["gate_verdicts"] != before["gate_verdicts"]
+    assert {t: after[t] for t in ("latest", "latest_per_agent", "candidates")} == {
+        t: before[t] for t in ("latest", "latest_per_agent", "candidates")
+    }
+
+    import_record(services, record(2, 3), "f2")
+    services.runner.catch_up()
+    assert "latest" in settled
 
 
 class TestRebuild:
