@@ -14,7 +14,6 @@ import getpass
 import os
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -30,6 +29,8 @@ from benchledger.adapters.store.settings import Settings
 from benchledger.domain.errors import LedgerError
 
 if TYPE_CHECKING:
+    from tempfile import TemporaryDirectory
+
     from benchledger.adapters.store.bootstrap import Reader, Services
     from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
     from benchledger.projections.store import ReadModelStore
@@ -56,7 +57,7 @@ class LedgerContext:
         self._conn: sqlite3.Connection | None = None
         self._current: sqlite3.Connection | None = None  # _conn, once its read models are current
         self._event_reader: Reader | None = None
-        self._snapshot_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._snapshot_dir: TemporaryDirectory[str] | None = None
         self._snapshots: list[ReadModelStore] = []
         self._frozen: bool | None = None
 
@@ -195,6 +196,8 @@ class LedgerContext:
 
     def read_models_at(self, position: int) -> sqlite3.Connection:
         """The read models as they were at `position`, folded into a temporary file."""
+        import tempfile  # (with shutil and random) for --as-of only
+
         from benchledger.projections.store import ReadModelStore
 
         if self._snapshot_dir is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import shutil
 import sys
-import textwrap
 
 from benchledger.commands.output import printable
 
@@ -40,6 +39,8 @@ def error_text(message: str, width: int | None = None) -> str:
     message = printable(message)
     if width is None:
         return message
+    import textwrap  # an error on a terminal only
+
     wrapped: list[str] = []
     for number, line in enumerate(_conflict_lines(message) or [message]):
         prefix = " " * len("Error: ") if number == 0 else ""

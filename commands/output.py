@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import functools
 import io
 import json
@@ -131,6 +130,8 @@ def emit_stream(
         for row in rows:
             write(json_text(row, default=str) + "\n")
     elif fmt == "csv":
+        import csv
+
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         cols: list[str] | None = list(columns) if columns is not None else None

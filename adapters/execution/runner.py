@@ -18,7 +18,6 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,6 +120,8 @@ class Runner:
         order: a cohort is each benchmark under one request per agent."""
         if jobs <= 1 or len(items) <= 1:
             return [self.run_one(group, *item) for item in items]
+        from concurrent.futures import ThreadPoolExecutor  # (and logging) for --jobs only
+
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             return list(pool.map(lambda item: self.run_one(group, *item), items))
 

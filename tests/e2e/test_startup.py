@@ -260,6 +260,32 @@ class TestWhatACommandLoads:
         loaded = loaded_heavy_modules("--db", str(demo_ledger), *args, cwd=tmp_path, heavy=heavy)
         assert loaded == []
 
+    @pytest.mark.parametrize("args", [["latest"], ["runs", "--json"]])
+    def test_a_read_loads_no_module_only_csv_output_as_of_or_an_error_uses(
+        self, demo_ledger: Path, tmp_path: Path, args: list[str]
+    ) -> None:
+        """csv for --csv, tempfile for --as-of, textwrap for an error wrapped on a
+        terminal."""
+        names = ("csv", "tempfile", "textwrap")
+        assert loaded_modules("--db", str(demo_ledger), *args, cwd=tmp_path, names=names) == []
+
+    def test_a_run_of_one_benchmark_loads_no_thread_pool(self, tmp_path: Path) -> None:
+        """The pool (and logging, which concurrent.futures imports) runs --jobs only."""
+        bench = tmp_path / "bench.py"
+        bench.write_text(
+            "import json, pathlib, sys; pathlib.Path(sys.argv[1], 'result.json').write_text("
+            "json.dumps({'schema': 'benchledger/run@1', 'score': 1.0, 'unit': 'accuracy'}))"
+        )
+        args = (
+            *("--db", str(tmp_path / "l.db"), "run", "--benchmark", "b", "--agent", "a"),
+            *("--model", "m", "--results-root", str(tmp_path / "results")),
+            *("--", sys.executable, str(bench), "{output_dir}"),
+        )
+        names = ("concurrent.futures", "logging")
+        assert loaded_modules(*args, cwd=tmp_path, names=names) == []
+        runs = CliRunner().invoke(cli, ["--db", str(tmp_path / "l.db"), "runs", "--json"])
+        assert [r["status"] for r in json.loads(runs.stdout)] == ["succeeded"]
+
     @pytest.mark.parametrize(
         "gate", ["publishability", "comparability", "readiness", "calibration"]
     )
