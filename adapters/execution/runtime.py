@@ -24,12 +24,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from benchledger.adapters.execution.process import run_bounded
 
 KINDS = ("docker", "env", "command", "path")
 DOCKER_TIMEOUT_ENV = "BENCHLEDGER_DOCKER_TIMEOUT"
@@ -85,6 +82,11 @@ def docker_problem(environ: Mapping[str, str]) -> str | None:
     if program is None:
         return "the docker command is not on PATH"
     timeout = docker_timeout(environ)
+    # The bounded runner (and the output redaction it loads) only where a probe runs one.
+    import subprocess
+
+    from benchledger.adapters.execution.process import run_bounded
+
     try:
         done = run_bounded(
             [program, "info", "--format", "{{.ServerVersion}}"], None, environ, timeout

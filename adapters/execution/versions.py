@@ -46,7 +46,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
-from benchledger.adapters.execution.process import run_bounded
 from benchledger.domain.errors import RuleViolationError
 
 # Recorded on every executed run; a registry cannot declare them.
@@ -158,6 +157,8 @@ def git(path: Path, *args: str, timeout: float | None = None) -> Answer:
     seconds, default `GIT_SECONDS`)."""
     timeout = GIT_SECONDS if timeout is None else timeout
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    from benchledger.adapters.execution.process import run_bounded  # loaded where one runs
+
     try:
         done = run_bounded(["git", "-C", str(path), *args], None, env, timeout)
     except FileNotFoundError:
@@ -203,6 +204,8 @@ def working_tree(path: Path) -> dict[str, str]:
 def run_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Answer:
     """The stripped stdout of a version command, or why there is none."""
     shown = shlex.join(argv)
+    from benchledger.adapters.execution.process import run_bounded  # loaded where one runs
+
     try:
         done = run_bounded(argv, cwd, env, COMMAND_SECONDS)
     except FileNotFoundError:

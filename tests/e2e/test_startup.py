@@ -269,6 +269,31 @@ class TestWhatACommandLoads:
         names = ("csv", "tempfile", "textwrap")
         assert loaded_modules("--db", str(demo_ledger), *args, cwd=tmp_path, names=names) == []
 
+    def test_readiness_probing_no_docker_loads_no_process_runner(
+        self, demo_ledger: Path, tmp_path: Path
+    ) -> None:
+        """The bounded runner and its output redaction run `docker info`, git and version
+        commands; probing a command on PATH or a variable runs none."""
+        (tmp_path / "benchledger.toml").write_text(
+            '[benchmarks.bfcl]\ncommand = ["sh", "-c", "true"]\n'
+            'requires = ["command:sh", "env:HOME"]\n'
+        )
+        db = tmp_path / "ledger.db"
+        db.write_bytes(demo_ledger.read_bytes())
+        names = (
+            "benchledger.adapters.execution.process",
+            "benchledger.adapters.execution.secrets",
+            "benchledger.adapters.execution.registry",
+        )
+        loaded = loaded_modules("--db", str(db), "gate", "readiness", cwd=tmp_path, names=names)
+        assert loaded == ["benchledger.adapters.execution.registry"]  # the registry was read
+        recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
+        [verdict] = json.loads(recorded.stdout)
+        assert verdict["gate"] == "readiness"
+        assert verdict["params"]["runtime_gates"]["requires"] == {
+            "bfcl": ["command:sh", "env:HOME"]
+        }
+
     def test_a_run_of_one_benchmark_loads_no_thread_pool(self, tmp_path: Path) -> None:
         """The pool (and logging, which concurrent.futures imports) runs --jobs only."""
         bench = tmp_path / "bench.py"
