@@ -16,6 +16,10 @@ import math
 from collections.abc import Iterator
 from typing import Any, TypeGuard
 
+# Made once: `isinstance(x, int | float)` builds the union anew at every call, and the
+# token counts of every published row ask it of each alias.
+_NUMBER = int | float
+
 NON_REAL_FLAGS = frozenset(
     {
         "demo",
@@ -210,7 +214,7 @@ def _falsy(value: Any) -> bool:
     """False, None, "", 0, [] and {} say "not a mock"; anything else says it is."""
     if value is None or value is False or value == "" or value == [] or value == {}:
         return True
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+    return isinstance(value, _NUMBER) and not isinstance(value, bool) and value == 0
 
 
 def high_score_delta(
@@ -280,13 +284,13 @@ _ALIASES = {
 def _count(tokens: dict[str, Any], name: str) -> float | None:
     for alias in _ALIASES[name]:
         value = tokens.get(alias)
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, _NUMBER) and not isinstance(value, bool):
             return value
     return None
 
 
 def _number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
 
 
 def complete_token_metrics(
@@ -349,11 +353,11 @@ def completed_tokens(
     turns = trajectory_summary.get("turns")
     calls = _count(tokens, "calls")
     if calls is None:
-        calls = turns if isinstance(turns, int | float) and not isinstance(turns, bool) else 0
+        calls = turns if isinstance(turns, _NUMBER) and not isinstance(turns, bool) else 0
     prompt = _count(tokens, "prompt")
     if prompt is None:
         chars = trajectory_summary.get("prompt_chars")
-        if isinstance(chars, int | float) and not isinstance(chars, bool) and chars > 0:
+        if isinstance(chars, _NUMBER) and not isinstance(chars, bool) and chars > 0:
             prompt = math.ceil(chars / 4)
         else:
             prompt = 0
@@ -392,7 +396,7 @@ def publication_warnings(
     for key, limit in TOO_FEW.items():
         value = metrics.get(key)
         # As the orchestrator counts: a boolean is a number here too.
-        if isinstance(value, int | float) and value <= limit:
+        if isinstance(value, _NUMBER) and value <= limit:
             warnings.append(f"insufficient_{key}:{value!r}")
     source_name = metrics.get("dataset_source")
     if metrics.get("sample") is True or (

@@ -31,6 +31,9 @@ TOKEN_ALIASES = {
 }
 
 
+# Made once: `isinstance(x, int | float)` builds the union anew at every call, and the
+# token counts of every published row ask it of each alias.
+_NUMBER = int | float
 # Values `PathScrubber.clean` gives back as they are, whatever they hold.
 _AS_IS = frozenset({int, bool, type(None)})
 
@@ -159,8 +162,7 @@ def token_counts(
             source[alias]
             for source in sources
             for alias in aliases
-            if isinstance(source.get(alias), int | float)
-            and not isinstance(source.get(alias), bool)
+            if isinstance(source.get(alias), _NUMBER) and not isinstance(source.get(alias), bool)
         ]
         if found or not known_only:
             counts[name] = int(found[0]) if found else 0

@@ -31,6 +31,9 @@ from benchledger.domain.publication import (
 )
 
 _FALSY: tuple[Any, ...] = (False, None, "", 0, [], {})
+# Made once: `isinstance(x, dict | list)` builds the union anew at every call, and `scan`
+# asks it of every value of every row.
+_CONTAINER: tuple[type, ...] = (dict, list)
 
 
 def published_files(pub: Publication) -> list[PublishedFile]:
@@ -133,7 +136,7 @@ def scan(
                             "non_real_publication_warning",
                             short_value(warning),
                         )
-            if isinstance(child, dict | list):
+            if isinstance(child, _CONTAINER):
                 yield from scan(child, f"{json_path}.{key}", marked=marked)
             elif isinstance(child, str):
                 reason = _marker(marked, child)
@@ -141,7 +144,7 @@ def scan(
                     yield f"{json_path}.{key}", reason, short_value(child)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            if isinstance(child, dict | list):
+            if isinstance(child, _CONTAINER):
                 yield from scan(child, f"{json_path}[{index}]", marked=marked)
             elif isinstance(child, str):
                 reason = _marker(marked, child)
