@@ -122,20 +122,11 @@ def scan(
         marked = {}
     if isinstance(value, dict):
         for key, child in value.items():
-            name = str(key).strip().lower()
-            if name in NON_REAL_FLAGS and not _falsy(child):
-                yield f"{json_path}.{key}", "truthy_non_real_flag", short_value(child)
-            if name == "dataset_source" and _lower(child) == "sample":
-                yield f"{json_path}.{key}", "sample_dataset_source", short_value(child)
-            if name == "publication_warnings" and isinstance(child, list):
-                for index, warning in enumerate(child):
-                    lowered = str(warning).strip().lower()
-                    if lowered == "sample_task_set" or any(m in lowered for m in WARNING_MARKERS):
-                        yield (
-                            f"{json_path}.{key}[{index}]",
-                            "non_real_publication_warning",
-                            short_value(warning),
-                        )
+            checks = _KEY_CHECKS.get(key)
+            if checks is None:
+                checks = _key_checks(key)
+            if checks:
+                yield from _checked(checks, f"{json_path}.{key}", child)
             if isinstance(child, _CONTAINER):
                 yield from scan(child, f"{json_path}.{key}", marked=marked)
             elif isinstance(child, str):
@@ -154,6 +145,40 @@ def scan(
         reason = _marker(marked, value)
         if reason is not None:
             yield json_path, reason, short_value(value)
+
+
+# What a value is checked for by its key's name (bits, `_key_checks`): most keys ask for
+# nothing, and payloads repeat their keys row after row, so each key's answer is kept.
+_FLAG, _SOURCE, _WARNINGS = 1, 2, 4
+_KEY_CHECKS: dict[Any, int] = {}
+_KEYS_KEPT = 4096
+
+
+def _key_checks(key: Any) -> int:
+    name = str(key).strip().lower()
+    checks = (
+        (_FLAG if name in NON_REAL_FLAGS else 0)
+        | (_SOURCE if name == "dataset_source" else 0)
+        | (_WARNINGS if name == "publication_warnings" else 0)
+    )
+    if type(key) is str:  # kept for text only: 1 and True are one key to a dict
+        if len(_KEY_CHECKS) >= _KEYS_KEPT:
+            _KEY_CHECKS.clear()
+        _KEY_CHECKS[key] = checks
+    return checks
+
+
+def _checked(checks: int, path: str, child: Any) -> Iterator[tuple[str, str, str]]:
+    """What the checks of its key find in a value at `path`."""
+    if checks & _FLAG and not _falsy(child):
+        yield path, "truthy_non_real_flag", short_value(child)
+    if checks & _SOURCE and _lower(child) == "sample":
+        yield path, "sample_dataset_source", short_value(child)
+    if checks & _WARNINGS and isinstance(child, list):
+        for index, warning in enumerate(child):
+            lowered = str(warning).strip().lower()
+            if lowered == "sample_task_set" or any(m in lowered for m in WARNING_MARKERS):
+                yield f"{path}[{index}]", "non_real_publication_warning", short_value(warning)
 
 
 def _marker(marked: dict[str, str | None], value: str) -> str | None:

@@ -62,6 +62,29 @@ class TestScanningAPublishedRow:
             ("$.error", "non_real_text_marker:dry run", '"Dry run only"'),
         ]
 
+    def test_a_key_names_a_check_once_stripped_and_lowered_whatever_came_before(self) -> None:
+        """Each key's checks are kept across payloads: the same key finds the same in the
+        next one, a key equal to another as a dict key (1, True) is taken for itself."""
+        payloads: list[dict[Any, Any]] = [
+            {" Mock ": True, "DATASET_SOURCE": "sample", 1: "fine", "n": 2},
+            {" Mock ": 0, "DATASET_SOURCE": "full", True: "demo mode", "mock": "yes"},
+            {"Publication_Warnings": ["stub_agent"], 1: "x", "n": "mock run"},
+        ]
+        assert [list(scan(p)) for p in payloads] == [
+            [
+                ("$. Mock ", "truthy_non_real_flag", "true"),
+                ("$.DATASET_SOURCE", "sample_dataset_source", '"sample"'),
+            ],
+            [
+                ("$.True", "non_real_text_marker:demo mode", '"demo mode"'),
+                ("$.mock", "truthy_non_real_flag", '"yes"'),
+            ],
+            [
+                ("$.Publication_Warnings[0]", "non_real_publication_warning", '"stub_agent"'),
+                ("$.n", "non_real_text_marker:mock run", '"mock run"'),
+            ],
+        ]
+
     def test_a_list_or_a_text_alone_is_scanned_too(self) -> None:
         assert list(scan(["ok", ["demo mode on"]])) == [
             ("$[1][0]", "non_real_text_marker:demo mode", '"demo mode on"')
