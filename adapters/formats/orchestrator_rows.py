@@ -78,9 +78,10 @@ from benchledger.domain.publication import (
 from benchledger.domain.records import GroupRecord, RunHeader, RunRecord, RunStatus, SkipRecord
 
 CALIBRATION_AGENTS = frozenset({"perfect_v1", "wrong_v1", "half_v1"})
-# How a run's record is made of its header and its group's key, where the source states
-# more of the run than its row (the database's trajectory rows): in one validation.
-RecordOf = Callable[[RunHeader, str | None], RunRecord]
+# How a run's record is made of its header, its group's key and its row's digest, where
+# the source states more of the run than its row (the database's trajectory rows): in one
+# validation.
+RecordOf = Callable[[RunHeader, str | None, str | None], RunRecord]
 SNAPSHOT_AGENTS = frozenset(
     {"eliza", "hermes", "openclaw", "smithers", "compare", "random_v1", *CALIBRATION_AGENTS}
 )
@@ -180,6 +181,7 @@ def read_row(
     *,
     columns: dict[str, Any] | None = None,
     record_of: RecordOf | None = None,
+    digest: str | None = None,
 ) -> RunRecord | SkipRecord | None:
     """The ledger's record of one source row: a run, a skip, or None for a run still in
     progress; a malformed row raises InputFormatError naming `where` + the field.
@@ -187,7 +189,8 @@ def read_row(
     `kind`: the file the row comes from; a JSON file's other columns are picked from
     its keys (the database's come as `source_columns` already). `columns`: what
     `_columns` keeps of the row's `source_columns`, when the reader worked it out.
-    `record_of`: how a run's record is made of its header (by default, of it alone)."""
+    `record_of`: how a run's record is made of its header (by default, of it alone).
+    `digest`: the row's `source_row_sha256`, which the record states (None: none)."""
     if not isinstance(raw, dict):
         raise InputFormatError(path, "expected a JSON object (one run row)", field=where or None)
     run_id = raw.get("run_id")
@@ -195,7 +198,8 @@ def read_row(
     try:
         if kind != "database":
             raw = {**raw, "source_columns": _json_columns(raw, kind)}
-        return to_record(Row.model_validate(raw), kind, columns=columns, record_of=record_of)
+        row = Row.model_validate(raw)
+        return to_record(row, kind, columns=columns, record_of=record_of, digest=digest)
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
@@ -282,28 +286,31 @@ def to_record(
     *,
     columns: dict[str, Any] | None = None,
     record_of: RecordOf | None = None,
+    digest: str | None = None,
 ) -> RunRecord | SkipRecord | None:
     """The ledger's record of a validated row (see the module docstring for the rules);
     `columns`: `_columns(row.source_columns)`, when the caller has it already;
-    `record_of`: how a run's record is made of its header (`read_row`)."""
+    `record_of`: how a run's record is made of its header; `digest`: its row's
+    (`read_row`)."""
     if row.status in OPEN_STATUSES:
         return None
     metrics = dict(row.metrics)
     if row.run_id.startswith("missing_env_") or (
         "missing_env" in metrics and row.status in ("failed", "incompatible")
     ):
-        return _skip(row, "missing_env", columns)
+        return _skip(row, "missing_env", columns, digest)
     recovered = metrics.get("reason") == STALE_REASON or (row.error or "").startswith(STALE_ERROR)
     if recovered and row.status in ("failed", "paused_unknown"):
-        return _run(row, RunStatus.RECOVERED, row.error, kind, columns, record_of)
+        return _run(row, RunStatus.RECOVERED, row.error, kind, columns, record_of, digest)
     if row.status in SKIP_STATUSES:
-        return _skip(row, row.status, columns)
+        return _skip(row, row.status, columns, digest)
     if row.status == "succeeded":
         repair = _repair_reason(row)
         if repair is not None:
-            return _run(row, RunStatus.FAILED, row.error or repair, kind, columns, record_of)
-        return _run(row, RunStatus.SUCCEEDED, row.error, kind, columns, record_of)
-    return _run(row, RunStatus.FAILED, row.error, kind, columns, record_of)
+            error = row.error or repair
+            return _run(row, RunStatus.FAILED, error, kind, columns, record_of, digest)
+        return _run(row, RunStatus.SUCCEEDED, row.error, kind, columns, record_of, digest)
+    return _run(row, RunStatus.FAILED, row.error, kind, columns, record_of, digest)
 
 
 def _repair_reason(row: Row) -> str | None:
@@ -335,6 +342,7 @@ def _run(
     kind: Kind,
     columns: dict[str, Any] | None,
     record_of: RecordOf | None = None,
+    digest: str | None = None,
 ) -> RunRecord:
     metrics, tokens, metrics_stated = fold_metrics(row, kind)
     score = row.score if row.score is not None and math.isfinite(row.score) else None
@@ -390,11 +398,15 @@ def _run(
     header = RunHeader(**stated)
     key = group if isinstance(group, str) and group else None
     if record_of is not None:
-        return record_of(header, key)
+        return record_of(header, key, digest)
+    if digest is not None:
+        return RunRecord(header=header, group_key=key, source_row_sha256=digest)
     return RunRecord(header=header, group_key=key)
 
 
-def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
+def _skip(
+    row: Row, reason: str, columns: dict[str, Any] | None, digest: str | None = None
+) -> SkipRecord:
     why = row.metrics.get("reason")
     details = [str(why)] if isinstance(why, str) and why else []
     if row.error:
@@ -434,7 +446,9 @@ def _skip(row: Row, reason: str, columns: dict[str, Any] | None) -> SkipRecord:
     skipped_at = _when(row.started_at)
     if row.started_at is not None and skipped_at is None:
         provenance["started_at"] = row.started_at  # not a time we can read: kept as stated
+    stated: dict[str, Any] = {} if digest is None else {"source_row_sha256": digest}
     return SkipRecord(
+        **stated,
         config=canonical(row.extra_config) if row.extra_config is not None else {},
         work_signature=row.signature,
         skipped_at=skipped_at,

@@ -15,8 +15,9 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from functools import partial
+from itertools import chain
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from pydantic import ValidationError
 
@@ -150,20 +151,43 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
         return read_group(name, unit, "run_groups.")
     names, values, turn_names, turn_rows = unit
     run_id = values[names.index("run_id")] if "run_id" in names else None
-    check_kept_as_is(name, "benchmark_runs", names, values, run_id)
-    if turn_rows and not rows_within(turn_rows, limits.current().string_length):
-        for turn in turn_rows:
-            check_kept_as_is(name, "benchmark_run_trajectories", turn_names or (), turn, run_id)
+    dumped = marshal.dumps(unit, 2)  # once, for its digest and its check
+    check_unit_kept(name, unit, run_id, dumped)
     row, columns = _RunRow(_run_columns(names), values).row(name)
     record_of = None
     if turn_names is not None and turn_rows:  # a run's turns, validated with its record
         record_of = partial(_turns(turn_names, turn_rows).record, name)
-    record = read_row(
-        name, row, "benchmark_runs.", "database", columns=columns, record_of=record_of
+    # Its run or skip states the unit's digest (`unit_digest`), made with it, not copied.
+    digest = None
+    if type(run_id) is str:
+        digest = hashlib.sha256(ROW_DIGEST_PREFIX + dumped).hexdigest()
+    return read_row(
+        name,
+        row,
+        "benchmark_runs.",
+        "database",
+        columns=columns,
+        record_of=record_of,
+        digest=digest,
     )
-    if isinstance(record, RunRecord | SkipRecord) and unit_key(unit) is not None:
-        return record.model_copy(update={"source_row_sha256": unit_digest(unit)})
-    return record
+
+
+def check_unit_kept(name: str, unit: Unit, run_id: Any, dumped: bytes) -> None:
+    """Refuse what a benchmark_runs unit keeps as it is past the string-length limit, as
+    `check_kept_as_is` of its row, then of each of its trajectory rows, refuses it.
+    `dumped`: the unit marshalled (version 2, as its digest is made), which holds each of
+    its texts whole, at least a byte a character: no longer than the limit, it tells
+    at once that no text is longer (as `within` tells of a row's values)."""
+    names, values, turn_names, turn_rows = cast(tuple[Any, ...], unit)
+    longest = limits.current().string_length
+    short = len(dumped) <= longest
+    if not (short and bytes not in map(type, values)):
+        check_kept_as_is(name, "benchmark_runs", names, values, run_id)
+    if not turn_rows or (short and bytes not in map(type, chain.from_iterable(turn_rows))):
+        return
+    if not rows_within(turn_rows, longest):
+        for turn in turn_rows:
+            check_kept_as_is(name, "benchmark_run_trajectories", turn_names or (), turn, run_id)
 
 
 def unit_weight(unit: Unit) -> int:
@@ -209,14 +233,18 @@ class _Turns(NamedTuple):
     fields: tuple[tuple[str, int], ...]
     rows: list[tuple[Any, ...]]
 
-    def record(self, path: str, header: RunHeader, group_key: str | None) -> RunRecord:
+    def record(
+        self, path: str, header: RunHeader, group_key: str | None, digest: str | None
+    ) -> RunRecord:
         """The run's record: `header` with these rows as its turns, each validated as
         strictly as by `Turn.model_validate(..., strict=True)`, in the one validation of
-        the record (which it passes otherwise: its other fields are a record's); the
-        first bad turn is named."""
+        the record (which it passes otherwise: its other fields are a record's), stating
+        `digest` (None: none); the first bad turn is named."""
         turns = tuple({k: row[i] for k, i in self.fields} for row in self.rows)
         stated = {"header": header, "cells": (), "turns": turns}
         stated.update(supplement={}, group_key=group_key)
+        if digest is not None:
+            stated["source_row_sha256"] = digest
         try:
             return RunRecord.model_validate(stated, strict=True)
         except ValidationError as e:

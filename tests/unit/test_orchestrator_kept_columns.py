@@ -4,11 +4,15 @@ column refuses, naming the same column."""
 
 from __future__ import annotations
 
+import marshal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchledger.adapters.formats import limits
+from benchledger.adapters.formats.orchestrator_sources import check_unit_kept
 from benchledger.adapters.formats.orchestrator_values import (
     check_kept_as_is,
     rows_within,
@@ -71,3 +75,76 @@ class TestKeptColumns:
         assert rows_within(turns, 1000)
         assert not rows_within([*turns, ("run_a", "t" * 1001, 4, 1, 1)], 1000)
         assert not rows_within([*turns, ("run_a", b"t.jsonl", 4, 1, 1)], 1000)
+
+
+TURN_NAMES = ("run_id", "trajectory_file", "turn_index", "prompt_tokens", "note")
+# What a database hands back: mostly short texts, blobs (UTF-8 and not), numbers and
+# NULLs, so that many units are proven within the limit at once; now and then a text
+# around the limit.
+SHORT = st.one_of(
+    st.text(max_size=12),
+    st.binary(max_size=6),
+    st.sampled_from([b"\xff", b"ok"]),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.none(),
+)
+LONG = st.builds(str.__mul__, st.sampled_from(["x", "é", "xé"]), st.integers(50, 1000))
+VALUES = st.one_of(SHORT, SHORT, SHORT, SHORT, LONG)
+
+
+def plain_refusal(unit: Any, run_id: Any) -> tuple[type, str, str | None] | None:
+    """How the row's check, then its trajectory rows' (unless proven at once), refuse it."""
+    names, values, turn_names, turn_rows = unit
+    longest = limits.current().string_length
+    try:
+        check_kept_as_is("f", "benchmark_runs", names, values, run_id)
+        if turn_rows and not rows_within(turn_rows, longest):
+            for turn in turn_rows:
+                check_kept_as_is("f", "benchmark_run_trajectories", turn_names, turn, run_id)
+    except InputFormatError as e:
+        return type(e), e.message, e.field
+    return None
+
+
+class TestAUnitCheckedAtOnce:
+    @settings(max_examples=400, deadline=None)
+    @given(
+        st.tuples(*[VALUES] * len(NAMES)),
+        st.lists(st.tuples(*[VALUES] * len(TURN_NAMES)), max_size=3),
+        st.integers(min_value=100, max_value=900),
+    )
+    def test_refuses_what_the_check_of_each_row_refuses(
+        self, values: tuple[Any, ...], turn_rows: list[tuple[Any, ...]], longest: int
+    ) -> None:
+        # The unit's marshalled bytes prove it within the limit when they are short
+        # enough, and never a unit holding a blob, a longer text, or a turn beyond it.
+        unit = (NAMES, values, TURN_NAMES, turn_rows)
+        with limits.applied(limits.Limits(string_length=longest)):
+            expected = plain_refusal(unit, values[0])
+            try:
+                check_unit_kept("f", unit, values[0], marshal.dumps(unit, 2))
+            except InputFormatError as e:
+                assert (type(e), e.message, e.field) == expected
+            else:
+                assert expected is None
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.sampled_from(["x", "é", "\U0001f600"]),
+        st.integers(min_value=1, max_value=400),
+        st.integers(min_value=100, max_value=300),
+    )
+    def test_a_lone_text_just_past_the_limit_is_never_proven_within(
+        self, char: str, length: int, longest: int
+    ) -> None:
+        # A unit of one column holds the least besides its text: the bound is tightest.
+        unit = (("error",), (char * length,), None, None)
+        with limits.applied(limits.Limits(string_length=longest)):
+            expected = plain_refusal(unit, None)
+            try:
+                check_unit_kept("f", unit, None, marshal.dumps(unit, 2))
+            except InputFormatError as e:
+                assert (type(e), e.message, e.field) == expected
+            else:
+                assert expected is None
