@@ -147,3 +147,37 @@ class TestDerived:
         first["limit"] = 99
         assert h.masked_config["limit"] == 5
         assert h.masked_config["api_key"] != h.config["api_key"]
+
+
+def plain_json_within(text: bytes, bounds: Limits) -> bool:
+    """`kept._json_within` as first written: each count and the digits' run on its own."""
+    return (
+        len(text) <= bounds.string_length
+        and text.count(b",") < bounds.array_length
+        and text.count(b"[") + text.count(b"{") < bounds.depth - 1
+        and b"0" * (bounds.int_digits + 1)
+        not in text.translate(bytes.maketrans(b"123456789", b"000000000"))
+    )
+
+
+class TestOneJsonText:
+    @given(
+        text=st.lists(
+            st.sampled_from([b",", b"[", b"{", b"}", b"]", b"0", b"7", b"9", b"a", b'"', b":"]),
+            max_size=60,
+        ).map(b"".join),
+        string_length=st.integers(min_value=0, max_value=70),
+        array_length=st.integers(min_value=0, max_value=70),
+        depth=st.integers(min_value=0, max_value=30),
+        int_digits=st.integers(min_value=0, max_value=8),
+    )
+    def test_proves_what_each_count_on_its_own_proves(
+        self, text: bytes, string_length: int, array_length: int, depth: int, int_digits: int
+    ) -> None:
+        bounds = Limits(
+            string_length=string_length,
+            array_length=array_length,
+            depth=depth,
+            int_digits=int_digits,
+        )
+        assert kept._json_within(text, bounds) == plain_json_within(text, bounds)
