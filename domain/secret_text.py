@@ -141,13 +141,53 @@ def mask_text(text: str) -> str:
 def any_hinted(texts: list[str]) -> bool:
     """Whether `mask_text` could mask anything in any of the texts: one search of them
     joined (a line break is in no hint, so joining makes no hint that was not there);
-    long texts one by one, rather than copied twice more."""
+    long texts one by one, rather than copied twice more.
+
+    Without `://` among them, no hint holds a slash either: the texts are cut at their
+    slashes and line breaks, and only the pieces not known to be free of hints are
+    searched, each once. A record's texts are mostly paths that share their folders
+    with one another and with other records' (`/srv/.../run_x/stdout.log`): what is
+    searched is then the few pieces new to it (the run's folder, its times)."""
     if sum(map(len, texts)) > _JOINED_AT_MOST:
         return any(_HINTED.search(_lowered(text)) is not None for text in texts)
-    return _HINTED.search(_lowered("\n".join(texts))) is not None
+    joined = "\n".join(texts)
+    if "://" in joined:
+        return _HINTED.search(_lowered(joined)) is not None
+    pieces = set(joined.replace("/", "\n").split("\n"))
+    pieces -= _CLEAN.known
+    if not pieces:
+        return False
+    if _HINTED.search(_lowered("\n".join(pieces))) is not None:
+        return True
+    _CLEAN.remember(pieces)
+    return False
 
 
 _JOINED_AT_MOST = 1 << 20
+
+
+class _CleanPieces:
+    """Pieces of text (`any_hinted`) found to hold no hint, as records repeat them: at
+    most `CHARS` characters of them, then forgotten and found again."""
+
+    CHARS = 1 << 18
+
+    def __init__(self) -> None:
+        self.known: set[str] = set()
+        self.chars = 0
+
+    def remember(self, pieces: set[str]) -> None:
+        size = sum(map(len, pieces))
+        if self.chars + size > self.CHARS:
+            if size > self.CHARS:
+                return
+            self.known.clear()
+            self.chars = 0
+        self.known |= pieces
+        self.chars += size
+
+
+_CLEAN = _CleanPieces()
 
 
 def _lowered(text: str) -> str:

@@ -10,8 +10,11 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchledger.adapters.execution.secrets import Redactor, secret_values, spellings
 from benchledger.adapters.formats.native_cells import row_of
@@ -176,6 +179,34 @@ class TestHintsOfSecretsInText:
         for text in texts:
             found = secret_text._HINTED.search(text) is not None
             assert found == any(hint in text for hint in secret_text._HINTS), text
+
+    # Texts made of hints, their pieces and what cuts them (slashes, line breaks, `:`),
+    # with letters whose lower case is another letter, longer, or depends on its place.
+    HINTED_TEXTS = st.lists(
+        st.lists(
+            st.one_of(
+                st.sampled_from(secret_text._HINTS),
+                st.sampled_from([h[: len(h) // 2] for h in secret_text._HINTS]),
+                st.text(alphabet="abeiknoptwy:/-_\n KİΣ", max_size=8),
+            ),
+            max_size=6,
+        ).map("".join),
+        max_size=5,
+    )
+
+    @settings(max_examples=400, deadline=None)
+    @given(calls=st.lists(HINTED_TEXTS, max_size=8), chars=st.integers(1, 60))
+    def test_texts_are_hinted_as_their_one_search_finds_whatever_was_searched_before(
+        self, calls: list[list[str]], chars: int
+    ) -> None:
+        # Pieces found free of hints are remembered (a few characters' worth, here) and
+        # not searched again: each call still answers as one search of all its texts.
+        clean = secret_text._CleanPieces()
+        clean.CHARS = chars
+        with mock.patch.object(secret_text, "_CLEAN", clean):
+            for texts in calls:
+                found = secret_text._HINTED.search(secret_text._lowered("\n".join(texts)))
+                assert secret_text.any_hinted(texts) == (found is not None), texts
 
     def test_a_word_that_begins_another_stands_for_both(self) -> None:
         pattern = re.compile(secret_text._any_of(["key", "keyword", "token", "to"]))
