@@ -52,9 +52,15 @@ def stream_id(system: str, item: Parsed | tuple[Any, ...]) -> UUID | None:
     return None
 
 
+# `str(uuid)`'s length: what no other key can be equal to.
+UUID_TEXT_LENGTH = 36
+
+
 def own_run_id(run_key: str) -> UUID | None:
     """The id of a run of this ledger that a key may be: the key of a row this ledger
     exported is its run's id (`Importing._own_run`)."""
+    if len(run_key) != UUID_TEXT_LENGTH:  # most keys: not one, told without parsing
+        return None
     try:
         run_id = UUID(run_key)
     except ValueError:

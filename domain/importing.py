@@ -120,7 +120,10 @@ def counted_attempt(record: RunRecord) -> int | None:
     header = record.header
     if not header.run_key:
         return None
-    return run_rules.stated_attempt({**header.provenance, **record.supplement})
+    # The provenance with the supplement over it, as the run's event states it: only
+    # its attempt is read.
+    stated = record.supplement if "attempt" in record.supplement else header.provenance
+    return run_rules.stated_attempt(stated)
 
 
 class CountedAttempts:

@@ -50,8 +50,11 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 def _check_names(path: str, i: int, record: BaseModel) -> None:
     header = getattr(record, "header", None)
     named, prefix = (record, "") if header is None else (header, "header.")
-    for name in NAMES:
-        value = getattr(named, name, None)
+    values = [(name, getattr(named, name, None)) for name in NAMES]
+    stated = [value for _, value in values if isinstance(value, str)]
+    if _CONTROL.search("".join(stated)) is None:  # one search of them all, mostly
+        return
+    for name, value in values:
         found = _CONTROL.search(value) if isinstance(value, str) else None
         if found is not None:
             raise InputFormatError(
