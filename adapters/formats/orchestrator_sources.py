@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from functools import partial
 from itertools import chain
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -114,7 +114,8 @@ def stream_units(path: Path) -> Iterator[Unit]:
 
 # A unit: a run_groups row (a dict by column), or a benchmark_runs row with its query's
 # column names, and its trajectory rows with theirs (None: no trajectories table).
-Unit = dict[str, Any] | tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...] | None, Any]
+RunUnit = tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...] | None, Any]
+Unit = dict[str, Any] | RunUnit
 
 
 # What a row's digest is made of, before the row itself: bumped whenever the same row
@@ -172,13 +173,13 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
     )
 
 
-def check_unit_kept(name: str, unit: Unit, run_id: Any, dumped: bytes) -> None:
+def check_unit_kept(name: str, unit: RunUnit, run_id: Any, dumped: bytes) -> None:
     """Refuse what a benchmark_runs unit keeps as it is past the string-length limit, as
     `check_kept_as_is` of its row, then of each of its trajectory rows, refuses it.
     `dumped`: the unit marshalled (version 2, as its digest is made), which holds each of
     its texts whole, at least a byte a character: no longer than the limit, it tells
     at once that no text is longer (as `within` tells of a row's values)."""
-    names, values, turn_names, turn_rows = cast(tuple[Any, ...], unit)
+    names, values, turn_names, turn_rows = unit
     longest = limits.current().string_length
     short = len(dumped) <= longest
     if not (short and bytes not in map(type, values)):
