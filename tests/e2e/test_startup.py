@@ -178,6 +178,13 @@ def demo_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_demo(tmp_path_factory.mktemp("demo") / "ledger.db")
 
 
+def ledger_copy(demo_ledger: Path, folder: Path) -> Path:
+    """A copy of the demo ledger in `folder`, for a command that writes to it."""
+    db = folder / "ledger.db"
+    db.write_bytes(demo_ledger.read_bytes())
+    return db
+
+
 FORMAT_PROBE = """
 import sys
 from benchledger.commands.cli import cli
@@ -278,8 +285,7 @@ class TestWhatACommandLoads:
             '[benchmarks.bfcl]\ncommand = ["sh", "-c", "true"]\n'
             'requires = ["command:sh", "env:HOME"]\n'
         )
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
+        db = ledger_copy(demo_ledger, tmp_path)
         names = (
             "benchledger.adapters.execution.process",
             "benchledger.adapters.execution.secrets",
@@ -323,8 +329,7 @@ class TestWhatACommandLoads:
     def test_recording_a_verdict_loads_none_of_the_comparison_and_ranking_code(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
+        db = ledger_copy(demo_ledger, tmp_path)
         names = (*NOT_FOR_GATES, *STATISTICS)
         assert (
             loaded_modules("--db", str(db), "gate", "comparability", cwd=tmp_path, names=names)
@@ -338,8 +343,7 @@ class TestWhatACommandLoads:
     ) -> None:
         """Folding in a forked child and checkpointing from a thread serve catch-ups of
         thousands of events; a verdict's catch-up folds one."""
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
+        db = ledger_copy(demo_ledger, tmp_path)
         names = (
             "benchledger.adapters.store.fold_ahead",
             "benchledger.adapters.store.forked",
@@ -355,8 +359,7 @@ class TestWhatACommandLoads:
     ) -> None:
         """The type adapters of cells and facts are built where they are first used,
         not where their modules are imported: a verdict uses neither."""
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
+        db = ledger_copy(demo_ledger, tmp_path)
         built = json.loads(
             probe_lines(ADAPTERS_PROBE, "--db", str(db), "gate", "calibration", cwd=tmp_path)[-1]
         )
@@ -367,8 +370,7 @@ class TestWhatACommandLoads:
     def test_runs_on_a_ledger_behind_its_events_catches_up_first(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
+        db = ledger_copy(demo_ledger, tmp_path)
         append_unprojected_runs(db)
         result = CliRunner().invoke(cli, ["--db", str(db), "runs", "--agent", "late-agent"])
         assert result.exit_code == 0 and "late-agent" in result.stdout
@@ -390,8 +392,7 @@ class TestWhatACommandLeavesToTheCollector:
     def test_recording_a_verdict_freezes_the_event_store_and_exits_frozen(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
-        db = tmp_path / "ledger.db"
-        db.write_bytes(demo_ledger.read_bytes())
+        db = ledger_copy(demo_ledger, tmp_path)
         state = collector_after("--db", str(db), "gate", "comparability", cwd=tmp_path)
         assert state["ledger"] is True and state["ledger_frozen"] is True
         assert state["enabled"] is True and state["frozen_after"] == 0
