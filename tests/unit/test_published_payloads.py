@@ -139,6 +139,21 @@ class TestShortCuts:
         scrubber = PathScrubber(Path("/export"))
         assert scrubber.clean({"v": value}) == _cleaned(scrubber, {"v": value})
 
+    @settings(max_examples=500, deadline=None)
+    @given(
+        st.lists(st.sampled_from(["", ".", "..", "export", "a", "b.json", "é x"]), max_size=5),
+        st.lists(st.sampled_from(["", ".", "..", "export", "a", "b.json"]), max_size=6),
+        st.sampled_from(["/", "//", ""]),
+    )
+    def test_a_path_is_made_relative_as_pathlib_makes_it(
+        self, root: list[str], names: list[str], lead: str
+    ) -> None:
+        """Plain absolute paths are compared name by name, without pathlib: the same
+        answer as pathlib's for every path, under the root, beside it, or odd."""
+        scrubber = PathScrubber(Path("/" + "/".join(n for n in root if n not in ("", ".", ".."))))
+        text = lead + "/".join(names)
+        assert scrubber.path(text) == scrubber._as_pathlib_reads_it(text)
+
     @settings(max_examples=300, deadline=None)
     @given(_TEXT)
     def test_a_text_marker_is_that_of_the_stripped_lowered_text(self, text: str) -> None:
