@@ -140,7 +140,12 @@ def unit_digest(unit: Unit) -> str:
     values, its trajectory rows' names and values, in the query's order. By value:
     `marshal` version 2 writes no references (a value seen twice is written twice) and
     the same bytes for the same values, whichever objects hold them."""
-    return hashlib.sha256(ROW_DIGEST_PREFIX + marshal.dumps(unit, 2)).hexdigest()
+    return marshalled_digest(marshal.dumps(unit, 2))
+
+
+def marshalled_digest(dumped: bytes) -> str:
+    """`unit_digest` of a unit marshalled already (version 2)."""
+    return hashlib.sha256(ROW_DIGEST_PREFIX + dumped).hexdigest()
 
 
 def parse_unit(name: str, unit: Unit) -> Parsed | None:
@@ -159,9 +164,7 @@ def parse_unit(name: str, unit: Unit) -> Parsed | None:
     if turn_names is not None and turn_rows:  # a run's turns, validated with its record
         record_of = partial(_turns(turn_names, turn_rows).record, name)
     # Its run or skip states the unit's digest (`unit_digest`), made with it, not copied.
-    digest = None
-    if type(run_id) is str:
-        digest = hashlib.sha256(ROW_DIGEST_PREFIX + dumped).hexdigest()
+    digest = marshalled_digest(dumped) if unit_key(unit) is not None else None
     return read_row(
         name,
         row,
