@@ -388,6 +388,7 @@ def _compare_recorded(
 ) -> None:
     if side_a == side_b:
         raise click.UsageError("--a and --b name the same side")
+    ctx.publishes = True  # the comparison is all it appends
     queries = ctx.queries(as_of)
     names = _benchmarks(benchmarks) or comparisons.benchmarks_of(queries, side_a, side_b)
     if not names:
@@ -404,7 +405,7 @@ def _compare_recorded(
     rows = comparisons.compare(queries, side_a, side_b, names, method)
     position, head = queries.head()
     comparison_id = comparisons.new_comparison_id()
-    ctx.services.ledger.record_comparison(
+    ctx.publisher.ledger.record_comparison(
         comparison_id,
         a=side_a.as_dict(),
         b=side_b.as_dict(),
@@ -415,7 +416,7 @@ def _compare_recorded(
         actor=actor(by),
         statistics=method.as_dict(),
     )
-    ctx.services.runner.catch_up()
+    ctx.publisher.runner.catch_up()
     # Shown from the event just appended, so view-comparison prints the very same bytes.
     stored = comparisons.stored_comparison(ctx.queries(), comparison_id)
     _show(stored, fmt)

@@ -11,6 +11,7 @@ import atexit
 import functools
 import gc
 import getpass
+import importlib
 import os
 import sqlite3
 import sys
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,8 +32,10 @@ from benchledger.domain.errors import LedgerError
 if TYPE_CHECKING:
     from tempfile import TemporaryDirectory
 
-    from benchledger.adapters.store.bootstrap import Reader, Services
+    from benchledger.adapters.store.bootstrap import Opened, Reader, Services
     from benchledger.adapters.store.projection_runner import NotificationLog, ProjectionRunner
+    from benchledger.domain.ledger_base import LedgerBase
+    from benchledger.domain.publishing import Publishing
     from benchledger.projections.store import ReadModelStore
 
 
@@ -53,7 +56,11 @@ class LedgerContext:
         )
         self.command = command
         self.creates = creates  # this command may start a new ledger
+        # This command appends only publication records (verdicts, reviews, comparisons):
+        # it opens `Publishing`, not the whole ledger application (see `publisher`).
+        self.publishes = False
         self._services: Services | None = None
+        self._publisher: Opened[Publishing] | None = None
         self._conn: sqlite3.Connection | None = None
         self._current: sqlite3.Connection | None = None  # _conn, once its read models are current
         self._event_reader: Reader | None = None
@@ -87,27 +94,51 @@ class LedgerContext:
     def services(self) -> Services:
         """The ledger for appending events, and its read models; may start a new ledger."""
         if self._services is None:
-            ledger_file.require_writable(
-                self.path, creates=self.creates, event_store=bool(self.settings.event_store_url)
-            )
-            if self.read_only:
-                why = "--read-only" if self.settings.read_only else "its location is not writable"
-                what = f"`{self.command}`" if self.command else "this command"
-                raise ledger_file.ReadOnlyLedgerError(
-                    f"{self.path} is open read-only ({why}), and {what} appends to it"
-                )
-            with loading():
-                from eventsourcing.domain import EventSourcingError
-
-                from benchledger.adapters.store.bootstrap import build, shown_url
-
-            try:
-                self._services = build(self.settings)
-            except (ValueError, EventSourcingError) as e:
-                url = self.settings.event_store_url
-                where = shown_url(url) if url else self.path
-                raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
+            if self._publisher is not None:  # opened for a verdict: the whole ledger now
+                self._publisher.close()
+                self._publisher = None
+            self._services = self._open("build", "benchledger.domain.ledger")
         return self._services
+
+    @property
+    def publisher(self) -> Opened[Publishing]:
+        """`services` for a command that appends only publication records: the same
+        ledger, opened as `Publishing`, which loads no run, import or execution code
+        (nor, until an event asks for them, the read models of runs)."""
+        if self._services is not None:
+            return self._services
+        if self._publisher is None:
+            self._publisher = self._open("build_publisher", "benchledger.domain.publishing")
+        return self._publisher
+
+    def _writer(self) -> Opened[LedgerBase]:
+        """What this command appends through: `publisher` or `services`."""
+        return self.publisher if self.publishes else self.services
+
+    def _open(self, builder: str, application: str) -> Any:
+        """What `bootstrap.<builder>` opens, its modules (and the application's) loaded
+        and frozen (`loading`)."""
+        ledger_file.require_writable(
+            self.path, creates=self.creates, event_store=bool(self.settings.event_store_url)
+        )
+        if self.read_only:
+            why = "--read-only" if self.settings.read_only else "its location is not writable"
+            what = f"`{self.command}`" if self.command else "this command"
+            raise ledger_file.ReadOnlyLedgerError(
+                f"{self.path} is open read-only ({why}), and {what} appends to it"
+            )
+        with loading():
+            from eventsourcing.domain import EventSourcingError
+
+            from benchledger.adapters.store import bootstrap
+
+            importlib.import_module(application)
+        try:
+            return getattr(bootstrap, builder)(self.settings)
+        except (ValueError, EventSourcingError) as e:
+            url = self.settings.event_store_url
+            where = bootstrap.shown_url(url) if url else self.path
+            raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
 
     def read_models(self) -> sqlite3.Connection:
         """A connection to read models that are current with the event log.
@@ -115,7 +146,7 @@ class LedgerContext:
         Checked with plain sqlite3 first; only when they are behind is the event
         store loaded to bring them current (or, read-only, the lag reported).
         """
-        if self._services is not None:
+        if self._services is not None or self._publisher is not None:
             return self.read_models_after_catch_up()
         if self._current is None:
             kind = ledger_file.require_readable(self.path, event_store=self._remote)
@@ -134,14 +165,15 @@ class LedgerContext:
         return self._current
 
     def read_models_after_catch_up(self) -> sqlite3.Connection:
-        services = self.services
+        services = self._writer()
         services.runner.catch_up()
         return services.store.conn
 
     def event_log(self) -> tuple[NotificationLog, sqlite3.Connection]:
         """The stored events, and the read models as they are now (no catch-up)."""
         if not self.read_only:
-            return self.services.ledger.recorder, self.services.store.conn
+            writer = self._writer()
+            return writer.ledger.recorder, writer.store.conn
         runner = self._reading_runner()
         return runner.recorder, runner.store.conn
 
@@ -204,7 +236,7 @@ class LedgerContext:
             self._snapshot_dir = tempfile.TemporaryDirectory(prefix="benchledger-as-of-")
         store = ReadModelStore(Path(self._snapshot_dir.name) / f"at-{position}.db")
         self._snapshots.append(store)
-        runner = self._reading_runner() if self.read_only else self.services.runner
+        runner = self._reading_runner() if self.read_only else self._writer().runner
         runner.build_at(position, store)
         return store.conn
 
@@ -242,6 +274,8 @@ class LedgerContext:
         self._close_reader()
         if self._services is not None:
             self._services.close()
+        if self._publisher is not None:
+            self._publisher.close()
         # The command is done: what `loading` froze is the collector's again (a process
         # that runs many commands, a test session, keeps no garbage frozen by them).
         gc.unfreeze()

@@ -57,6 +57,7 @@ def evaluate(
 
     --json prints the verdict (a list of them for several gates); --csv and --nl
     one row per verdict, its findings a JSON list."""
+    ctx.publishes = True  # verdicts are all it appends
     include, exclude = split(include_benchmarks), split(exclude_benchmarks)
     names = list(dict.fromkeys(names))
     if latest_dir is not None and as_of is not None:
@@ -72,7 +73,7 @@ def evaluate(
         )
     if (latest_dir is not None or checks.RUNTIME in names) and not dry_run:
         ctx.creates = True  # a verdict over a directory or the host needs no earlier event
-        ctx.services.runner.catch_up()
+        ctx.publisher.runner.catch_up()
     params: dict[str, Any] = {"include": include, "exclude": exclude, "as_of": as_of}
     extra: list[checks.Finding] = []
     if latest_dir is not None:
@@ -114,7 +115,7 @@ def evaluate(
     else:
         verdicts = [
             checks.record(
-                ctx.services.ledger,
+                ctx.publisher.ledger,
                 pub,
                 name,
                 tolerance=tolerance,
@@ -124,7 +125,7 @@ def evaluate(
             )
             for name in names
         ]
-        ctx.services.runner.catch_up()
+        ctx.publisher.runner.catch_up()
     if fmt == "json":
         click.echo(json.dumps(verdicts[0] if len(verdicts) == 1 else verdicts, indent=2))
     elif fmt in ("csv", "nl"):

@@ -202,6 +202,7 @@ def head_to_head(
             --rerun-queue report/summary.json --queue-priorities p0 \\
             --compare-summary report/summary.json --out report-2/
     """
+    ctx.publishes = True  # the report is all it appends
     enforce = tuple(g for g in h2h.GATES if enforce_flags.get(f"enforce_{g}"))
     if "no_regression" in enforce and previous is None:
         raise click.UsageError("--enforce-no-regression needs --compare-summary PREV")
@@ -247,7 +248,7 @@ def head_to_head(
     report = h2h.build(queries, target, baseline, names, options, moment.isoformat())
     position, head = queries.head()
     report_id = h2h.new_report_id(moment)
-    ctx.services.ledger.record_head_to_head(
+    ctx.publisher.ledger.record_head_to_head(
         report_id,
         target=target.as_dict(),
         baseline=baseline.as_dict(),
@@ -258,7 +259,7 @@ def head_to_head(
         head_sha256=head,
         actor=actor(by),
     )
-    ctx.services.runner.catch_up()
+    ctx.publisher.runner.catch_up()
     # Rendered from the event just appended, so view-head-to-head gives the very same bytes.
     queries = ctx.queries()
     stored = h2h.stored(queries, report_id)

@@ -59,8 +59,9 @@ def alias_model(
     Example:
         benchledger alias-model "GPT4o" gpt-4o --reason "EPAM's board names no date"
     """
-    alias_id = ctx.services.ledger.declare_model_alias(name, model_id, actor(by), reason)
-    ctx.services.runner.catch_up()
+    ctx.publishes = True
+    alias_id = ctx.publisher.ledger.declare_model_alias(name, model_id, actor(by), reason)
+    ctx.publisher.runner.catch_up()
     receipt = {"alias_id": str(alias_id), "name": name, "model_id": model_id, "reason": reason}
     click.echo(json.dumps(receipt) if as_json else f"Aliased model {name!r} to {model_id}")
 

@@ -92,6 +92,7 @@ def latest(
         raise click.UsageError("--record records a ranking: it needs --rank")
     if rank and table:
         raise click.UsageError("--rank ranks the latest rows, not --quarantine or --baselines")
+    ctx.publishes = True  # a ranking (--record) is all it appends
     queries = ctx.queries(as_of)
     include = [benchmark] if benchmark else split(include_benchmarks)
     view = load(queries, include, split(exclude_benchmarks))
@@ -100,7 +101,7 @@ def latest(
         if record and benchmark:
             position, head = queries.head()
             ranking_id = f"rank_{datetime.now(UTC):%Y%m%dT%H%M%SZ}_{secrets.token_hex(4)}"
-            ctx.services.ledger.record_ranking(
+            ctx.publisher.ledger.record_ranking(
                 ranking_id,
                 benchmark=benchmark,
                 rows=ranked,
@@ -109,7 +110,7 @@ def latest(
                 actor=actor(by),
                 statistics={"test": "paired vs leader", "correction": "holm", "alpha": ALPHA},
             )
-            ctx.services.runner.catch_up()
+            ctx.publisher.runner.catch_up()
             click.echo(f"Recorded ranking {ranking_id} at ledger position {position}", err=True)
         emit_ranking(ranked, fmt)
         return

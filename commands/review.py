@@ -319,6 +319,7 @@ def _package_only(
 ) -> None:
     """`review --no-run`: gate and package what is already recorded."""
     ctx.creates = False  # packaging needs a ledger that exists
+    ctx.publishes = True  # the gates' verdicts and the review are all it appends
     pub = load(ctx.queries(), scope.include, scope.exclude, selection)
     seen = artifacts.verify(Path.cwd(), generated)
     if registry_path.is_file():
@@ -331,7 +332,7 @@ def _package_only(
     else:
         inventory_seen = packages.not_checked("no registry")
     receipt = packages.review(
-        ctx.services.ledger,
+        ctx.publisher.ledger,
         pub,
         scope,
         reviewer=reviewer,
@@ -344,7 +345,7 @@ def _package_only(
             "verify_artifacts": seen.as_json(),
         },
     )
-    ctx.services.runner.catch_up()
+    ctx.publisher.runner.catch_up()
     if as_json:
         click.echo(
             json.dumps(

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
-from typing import Any
-from uuid import UUID, uuid4
+from uuid import UUID
 
 from benchledger.domain import benchmark as benchmark_model
-from benchledger.domain import head_to_head, model_aliases, run_rules, trust, verdicts
 from benchledger.domain import run as run_model
+from benchledger.domain import run_rules, trust
 from benchledger.domain.base import Event
 from benchledger.domain.errors import ConcurrencyError
 from benchledger.domain.executing import Executing
@@ -25,10 +24,10 @@ from benchledger.domain.ledger_base import (
 )
 from benchledger.domain.masked_records import masked_cells
 from benchledger.domain.matrix import AgentRules
+from benchledger.domain.publishing import Publishing
 from benchledger.domain.records import Cell
 from benchledger.domain.signatures import (
     benchmark_id_for,
-    natural_id,
 )
 
 __all__ = [
@@ -43,7 +42,7 @@ __all__ = [
 ]
 
 
-class Ledger(Importing, Executing):
+class Ledger(Importing, Executing, Publishing):
     """Importing and executing runs, corrections, benchmarks and publication records."""
 
     # -- integrity ------------------------------------------------------------------
@@ -230,77 +229,3 @@ class Ledger(Importing, Executing):
                 continue  # another process registered or declared one meanwhile
             return declared
         raise ConcurrencyError(f"could not declare the required agents of {', '.join(rules)}")
-
-    # -- publication ------------------------------------------------------------
-
-    def record_gate(self, *, findings: Sequence[dict[str, Any]], **fields: Any) -> UUID:
-        """Append a verdict naming its findings by digest, and the findings themselves
-        (compressed) unless an earlier verdict stored the same ones."""
-        verdict_id = uuid4()
-        digest, packed = verdicts.pack_findings(findings)
-        stream = natural_id("gate_findings", digest)
-        for _attempt in range(2):  # once more if another writer stored them meanwhile
-            events: list[Event] = []
-            if findings and self._first_event(stream) is None:
-                events.append(
-                    verdicts.first_event(
-                        verdicts.GateFindingsRecorded,
-                        stream,
-                        verdict_id=verdict_id,
-                        gate=fields["gate"],
-                        sha256=digest,
-                        count=len(findings),
-                        compressed=packed,
-                    )
-                )
-            verdict = verdicts.first_event(
-                verdicts.GateEvaluated,
-                verdict_id,
-                findings_sha256=digest if findings else None,
-                finding_count=len(findings),
-                **fields,
-            )
-            try:
-                self._save([*events, verdict])
-            except ConcurrencyError:
-                if not events:
-                    raise
-                continue
-            return verdict_id
-        raise ConcurrencyError("could not record the gate verdict; try again")
-
-    def declare_model_alias(self, name: str, model_id: str, actor: str, reason: str = "") -> UUID:
-        """Declare that the model a source names `name` is `model_id` (`benchledger
-        alias-model`): every name the rules resolve as they resolve `name` follows it."""
-        alias_id = uuid4()
-        self._save([model_aliases.declare(alias_id, name, model_id, actor, reason)])
-        return alias_id
-
-    def record_review(self, **fields: Any) -> UUID:
-        review_id = uuid4()
-        self._save([verdicts.first_event(verdicts.ReviewRecorded, review_id, **fields)])
-        return review_id
-
-    def record_ranking(self, ranking_id: str, **fields: Any) -> UUID:
-        return self._record_named(
-            verdicts.RankingRecorded, "ranking", "ranking_id", ranking_id, fields
-        )
-
-    def record_comparison(self, comparison_id: str, **fields: Any) -> UUID:
-        return self._record_named(
-            verdicts.ComparisonRecorded, "comparison", "comparison_id", comparison_id, fields
-        )
-
-    def record_head_to_head(self, report_id: str, **fields: Any) -> UUID:
-        return self._record_named(
-            head_to_head.HeadToHeadRecorded, "head_to_head", "report_id", report_id, fields
-        )
-
-    def _record_named(
-        self, cls: type[Any], kind: str, key: str, name: str, fields: dict[str, Any]
-    ) -> UUID:
-        """One event of `cls` holding `name` as its `key`: the first and only event of the
-        stream that `kind` and `name` identify."""
-        stream = natural_id(kind, name)
-        self._save([verdicts.first_event(cls, stream, **{key: name}, **fields)])
-        return stream

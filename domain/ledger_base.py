@@ -7,27 +7,29 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
 
-from benchledger.domain import benchmark as benchmark_model
-from benchledger.domain import run as run_model
-from benchledger.domain import run_group as group_model
-from benchledger.domain import signature as signature_model
 from benchledger.domain.base import Aggregate, Event
-from benchledger.domain.benchmark import Benchmark
 from benchledger.domain.errors import (
     ConcurrencyError,
     NotFoundError,
 )
-from benchledger.domain.run import Run
-from benchledger.domain.run_group import RunGroup
 from benchledger.domain.signatures import (
     benchmark_id_for,
 )
+
+# The run, group, benchmark and attempt modules (their events and aggregates) load where
+# a method uses them: a command that records only a verdict, a review or an alias never
+# does (`domain.publishing`), and loading them is a good part of such a command's cost.
+if TYPE_CHECKING:
+    from benchledger.domain import run_group as group_model
+    from benchledger.domain.benchmark import Benchmark
+    from benchledger.domain.run import Run
+    from benchledger.domain.run_group import RunGroup
 
 CELL_BATCH = 500
 # Inside a transaction, saves are written together once this many events (or cells and
@@ -54,13 +56,31 @@ class PreparedEvent:
 def _weight(event: Event | PreparedEvent) -> int:
     if type(event) is PreparedEvent:
         return event.weight
-    if isinstance(event, run_model.CellsRecorded):
+    cells, turns, attempts = _WEIGHED or _weighed()
+    if isinstance(event, cells):
         return 1 + len(event.cells)
-    if isinstance(event, run_model.TrajectoryRecorded | run_model.RunImported):
+    if isinstance(event, turns):
         return 1 + len(event.turns)
-    if isinstance(event, signature_model.AttemptsImported):
+    if isinstance(event, attempts):
         return 1 + len(event.attempts)
     return 1
+
+
+# The event classes `_weight` weighs by their cells, turns or attempts, once loaded.
+_WEIGHED: tuple[Any, Any, Any] | None = None
+
+
+def _weighed() -> tuple[Any, Any, Any]:
+    global _WEIGHED
+    from benchledger.domain import run as run_model
+    from benchledger.domain import signature as signature_model
+
+    _WEIGHED = (
+        run_model.CellsRecorded,
+        run_model.TrajectoryRecorded | run_model.RunImported,
+        signature_model.AttemptsImported,
+    )
+    return _WEIGHED
 
 
 def _utc_now() -> datetime:
@@ -201,6 +221,8 @@ class LedgerBase(Application[UUID]):
             raise NotFoundError(f"{kind} {aggregate_id} not found") from None
 
     def get_run(self, run_id: UUID) -> Run:
+        from benchledger.domain import run as run_model
+
         return self._get(run_id, run_model.project_run, "run")  # type: ignore[no-any-return]
 
     def _stream(self, aggregate_id: UUID) -> Iterable[Event]:
@@ -210,6 +232,8 @@ class LedgerBase(Application[UUID]):
         return self.events.get(aggregate_id)  # type: ignore[return-value]
 
     def get_benchmark(self, benchmark: str) -> Benchmark | None:
+        from benchledger.domain import benchmark as benchmark_model
+
         try:
             return self._get(  # type: ignore[no-any-return]
                 benchmark_id_for(benchmark), _project(benchmark_model.mutate), "benchmark"
@@ -274,6 +298,8 @@ class LedgerBase(Application[UUID]):
         if group.opened and not group_events:
             self._save(events)
             return
+        from benchledger.domain import run_group as group_model
+
         with group.lock:
             version = group.version
             lead: list[Event] = []
@@ -309,6 +335,8 @@ class LedgerBase(Application[UUID]):
         )
 
     def close_group(self, group: GroupHandle) -> None:
+        from benchledger.domain import run_group as group_model
+
         with group.lock:
             if not group.opened:
                 return

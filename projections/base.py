@@ -264,6 +264,14 @@ class Projection:
     # Others never reach it, so they are never decoded for it.
     topics: ClassVar[frozenset[str] | None] = None
 
+    def table_names(self) -> tuple[str, ...]:
+        """Its tables' names, in order."""
+        return tuple(t.name for t in self.tables)
+
+    def resolved(self) -> Projection:
+        """The projection that folds: itself, or what a stand-in loads (`registry`)."""
+        return self
+
     def prepare(self, read: Any, names: dict[str, str]) -> None:
         """Load whatever running state a fold needs before a page (most need none). A
         fold read ahead in another process prepares once, from the committed tables,

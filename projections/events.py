@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from benchledger.domain.run import CellsRecorded
+from benchledger.domain.topics import CELLS_RECORDED
 from benchledger.projections import versions
 from benchledger.projections.base import (
     CellBatch,
@@ -45,7 +45,7 @@ class EventsProjection(Projection):
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        if envelope.topic == CellsRecorded.TOPIC:
+        if envelope.topic == CELLS_RECORDED:
             batch = envelope.cells()
             name, at, data = "CellsRecorded", iso(batch.timestamp), _summary(envelope, batch)
         else:

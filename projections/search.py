@@ -12,17 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from benchledger.domain.run import (
-    RunFactsAdded,
-    RunFinished,
-    RunImported,
-    RunInvalidated,
-    RunReinstated,
-    RunSuperseded,
-    ScoreCorrected,
-    StaleRunRecovered,
-)
-from benchledger.domain.verdicts import GateEvaluated, GateFindingsRecorded, ReviewRecorded
+from benchledger.domain import topics as known
 from benchledger.projections import versions
 from benchledger.projections.base import (
     Change,
@@ -31,7 +21,6 @@ from benchledger.projections.base import (
     Projection,
     Table,
     to_json,
-    topics_of,
 )
 
 INSERT = (
@@ -59,56 +48,61 @@ class SearchProjection(Projection):
             full_text=("text",),
         ),
     )
-    topics = topics_of(
-        RunImported,
-        RunFinished,
-        RunFactsAdded,
-        RunInvalidated,
-        RunReinstated,
-        RunSuperseded,
-        ScoreCorrected,
-        StaleRunRecovered,
-        ReviewRecorded,
-        GateEvaluated,
-        GateFindingsRecorded,
+    # Recognized by topic: none of the event modules is loaded for this read model (a
+    # catch-up that folds a verdict alone loads no run events).
+    topics = frozenset(
+        {
+            known.RUN_IMPORTED,
+            known.RUN_FINISHED,
+            known.RUN_FACTS_ADDED,
+            known.RUN_INVALIDATED,
+            known.RUN_REINSTATED,
+            known.RUN_SUPERSEDED,
+            known.SCORE_CORRECTED,
+            known.STALE_RUN_RECOVERED,
+            known.REVIEW_RECORDED,
+            known.GATE_EVALUATED,
+            known.GATE_FINDINGS_RECORDED,
+        }
     )
 
     def fold(self, envelope: Envelope) -> Iterable[Change]:
-        event = envelope.event
+        event: Any = envelope.event
+        topic = envelope.topic
         stream, at, pos = envelope.stream_id, envelope.recorded_at, envelope.position
-        if isinstance(event, ReviewRecorded):
+        if topic == known.REVIEW_RECORDED:
             yield INSERT, (event.note, "review", None, stream, pos, at)
             return
-        if isinstance(event, GateEvaluated | GateFindingsRecorded):
+        if topic in (known.GATE_EVALUATED, known.GATE_FINDINGS_RECORDED):
             # Findings stored apart are found once, under the first verdict that found them.
-            verdict = str(event.verdict_id) if isinstance(event, GateFindingsRecorded) else stream
+            verdict = str(event.verdict_id) if topic == known.GATE_FINDINGS_RECORDED else stream
             rows: list[Params] = [
                 (_finding(f), "gate_finding", None, verdict, pos, at) for f in event.findings
             ]
             if rows:
                 yield INSERT, rows
             return
-        kind, text = _run_text(event)
+        kind, text = _run_text(topic, event)
         if text:
             yield INSERT, (text, kind, stream, stream, pos, at)
 
 
-def _run_text(event: Any) -> tuple[str, str | None]:
+def _run_text(topic: str, event: Any) -> tuple[str, str | None]:
     """What a run event says in words, and of what kind."""
-    if isinstance(event, RunFinished | RunImported):
+    if topic in (known.RUN_FINISHED, known.RUN_IMPORTED):
         return "error", event.error
-    if isinstance(event, RunFactsAdded):
+    if topic == known.RUN_FACTS_ADDED:
         error = event.facts.get("error")
         return "error", error if isinstance(error, str) else None
-    if isinstance(event, RunInvalidated):
+    if topic == known.RUN_INVALIDATED:
         return "invalidated", event.reason
-    if isinstance(event, RunReinstated):
+    if topic == known.RUN_REINSTATED:
         return "reinstated", event.reason
-    if isinstance(event, RunSuperseded):
+    if topic == known.RUN_SUPERSEDED:
         return "superseded", event.reason
-    if isinstance(event, ScoreCorrected):
+    if topic == known.SCORE_CORRECTED:
         return "corrected", event.reason
-    if isinstance(event, StaleRunRecovered):
+    if topic == known.STALE_RUN_RECOVERED:
         return "recovered", event.detail
     return "", None
 

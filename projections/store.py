@@ -259,7 +259,7 @@ class ReadModelStore:
         )
 
     def has_tables(self, projection: Projection) -> bool:
-        return all(table_exists(self.conn, t.name) for t in projection.tables)
+        return all(table_exists(self.conn, name) for name in projection.table_names())
 
     def create_tables(
         self, projection: Projection, suffix: str = "", *, indexed: bool = True

@@ -47,6 +47,88 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
 
 STATE_TABLE = "_projection_state"
 
+# name -> the topics of the events its fold reads (None: every event), as each projection
+# states them (`Projection.topics`; a test checks the two agree): the runner passes over
+# a read model whose topics a catch-up's events miss without loading its module
+# (`registry.all_projections`), nor the modules of the events it folds.
+TOPICS: dict[str, frozenset[str] | None] = {
+    "events": None,
+    "chain": None,
+    "run_groups": frozenset(
+        {
+            "domain.run:RunImported",
+            "domain.run:RunStarted",
+            "domain.run_group:BenchmarkSkipped",
+            "domain.run_group:LaunchRefused",
+            "domain.run_group:RunGroupClosed",
+            "domain.run_group:RunGroupOpened",
+        }
+    ),
+    "runs": frozenset(
+        {
+            "domain.model_aliases:ModelAliasDeclared",
+            "domain.run:CellsRecorded",
+            "domain.run:LeaseRenewed",
+            "domain.run:RunFactsAdded",
+            "domain.run:RunFinished",
+            "domain.run:RunImported",
+            "domain.run:RunInvalidated",
+            "domain.run:RunReinstated",
+            "domain.run:RunStarted",
+            "domain.run:RunSuperseded",
+            "domain.run:ScoreCorrected",
+            "domain.run:StaleRunRecovered",
+        }
+    ),
+    "cells": frozenset({"domain.run:CellsRecorded"}),
+    "campaigns": frozenset({"domain.run:RunImported", "domain.run:RunStarted"}),
+    "trajectories": frozenset({"domain.run:RunImported", "domain.run:TrajectoryRecorded"}),
+    "benchmarks": frozenset(
+        {"domain.benchmark:BenchmarkRegistered", "domain.benchmark:HighScoreReferenced"}
+    ),
+    "imports": frozenset({"domain.result_import:ResultFileImported"}),
+    "latest": frozenset(
+        {
+            "domain.benchmark:RequiredAgentsDeclared",
+            "domain.run:RunFactsAdded",
+            "domain.run:RunFinished",
+            "domain.run:RunImported",
+            "domain.run:RunInvalidated",
+            "domain.run:RunReinstated",
+            "domain.run:RunStarted",
+            "domain.run:RunSuperseded",
+            "domain.run:ScoreCorrected",
+            "domain.run:StaleRunRecovered",
+            "domain.run_group:BenchmarkSkipped",
+        }
+    ),
+    "verdicts": frozenset(
+        {
+            "domain.verdicts:ComparisonRecorded",
+            "domain.verdicts:GateEvaluated",
+            "domain.verdicts:GateFindingsRecorded",
+            "domain.verdicts:RankingRecorded",
+            "domain.verdicts:ReviewRecorded",
+        }
+    ),
+    "head_to_head": frozenset({"domain.head_to_head:HeadToHeadRecorded"}),
+    "search": frozenset(
+        {
+            "domain.run:RunFactsAdded",
+            "domain.run:RunFinished",
+            "domain.run:RunImported",
+            "domain.run:RunInvalidated",
+            "domain.run:RunReinstated",
+            "domain.run:RunSuperseded",
+            "domain.run:ScoreCorrected",
+            "domain.run:StaleRunRecovered",
+            "domain.verdicts:GateEvaluated",
+            "domain.verdicts:GateFindingsRecorded",
+            "domain.verdicts:ReviewRecorded",
+        }
+    ),
+}
+
 
 def version(name: str) -> int:
     return READ_MODELS[name][0]

@@ -28,7 +28,7 @@ from benchledger.domain.publication import CALIBRATION_EXPECTED
 
 if TYPE_CHECKING:
     from benchledger.adapters.execution.runtime import Missing
-    from benchledger.domain.ledger import Ledger
+    from benchledger.domain.publishing import Publishing
 
 __all__ = [
     "Finding",
@@ -169,7 +169,7 @@ def check(
 
 
 def record(
-    ledger: Ledger,
+    ledger: Publishing,
     pub: Publication,
     gate: str,
     *,

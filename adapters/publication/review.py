@@ -26,7 +26,7 @@ from benchledger.adapters.publication.scorecard import scorecard
 from benchledger.domain.signatures import sha256_hex
 
 if TYPE_CHECKING:
-    from benchledger.domain.ledger import Ledger
+    from benchledger.domain.publishing import Publishing
 
 GENESIS = "0" * 64
 TOKENS = ("input_tokens", "output_tokens", "total_tokens", "cached_tokens")
@@ -242,7 +242,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def evaluate_gates(
-    ledger: Ledger,
+    ledger: Publishing,
     pub: Publication,
     scope: Scope,
     *,
@@ -276,7 +276,7 @@ def evaluate_gates(
 
 
 def review(
-    ledger: Ledger,
+    ledger: Publishing,
     pub: Publication,
     scope: Scope,
     *,

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, Self, TypeVar
 from urllib.parse import parse_qs, unquote, urlparse
 
 from eventsourcing.utils import get_topic
@@ -24,13 +25,31 @@ from benchledger.adapters.store.streams import (
     stream_events,
 )
 from benchledger.adapters.store.transaction import spanning
-from benchledger.domain.ledger import Ledger
+from benchledger.domain.ledger_base import LedgerBase
 from benchledger.projections.registry import all_projections
 from benchledger.projections.store import ReadModelStore, prepare_new_file
 
+if TYPE_CHECKING:
+    from benchledger.domain.ledger import Ledger
+    from benchledger.domain.publishing import Publishing
+
 POSTGRES_RECORDER_TOPIC = "benchledger.adapters.store.chained_postgres:ChainedPostgresRecorder"
 
-__all__ = ["DEFAULT_DB", "Services", "Settings", "build", "build_reader", "event_store_env"]
+__all__ = [
+    "DEFAULT_DB",
+    "Opened",
+    "Services",
+    "Settings",
+    "build",
+    "build_publisher",
+    "build_reader",
+    "event_store_env",
+]
+
+# The application a command opens: the whole ledger (`Ledger`), or only what records
+# publication facts (`Publishing`), which loads no run, import or execution code.
+A = TypeVar("A", bound=LedgerBase)
+A_co = TypeVar("A_co", bound=LedgerBase, covariant=True)
 
 
 def shown_url(url: str) -> str:
@@ -118,9 +137,11 @@ def tables_created_one_at_a_time(env: dict[str, str]) -> Iterator[None]:
 
 
 @dataclass
-class Services:
+class Opened(Generic[A_co]):
+    """An application over the event store, and the read models it keeps current."""
+
     settings: Settings
-    ledger: Ledger
+    ledger: A_co
     store: ReadModelStore
     runner: ProjectionRunner
     _closed: bool = field(default=False, repr=False)
@@ -131,20 +152,24 @@ class Services:
             self.ledger.close()
             self._closed = True
 
-    def __enter__(self) -> Services:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def open_ledger(settings: Settings) -> Ledger:
+class Services(Opened["Ledger"]):
+    """The whole ledger application and its read models."""
+
+
+def open_application(settings: Settings, kind: type[A]) -> A:
     env = event_store_env(settings)
     if env["PERSISTENCE_MODULE"] != "eventsourcing.postgres":
-        ledger = Ledger(env=env)
+        ledger = kind(env=env)
     else:
         with tables_created_one_at_a_time(env):
-            ledger = Ledger(env=env)
+            ledger = kind(env=env)
     ledger.transaction = spanning(ledger.recorder)
     ledger.streams_present = present_streams(ledger.recorder)
     ledger.stream_events = stream_events(ledger.recorder)
@@ -154,6 +179,12 @@ def open_ledger(settings: Settings) -> Ledger:
     return ledger
 
 
+def open_ledger(settings: Settings) -> Ledger:
+    from benchledger.domain.ledger import Ledger
+
+    return open_application(settings, Ledger)
+
+
 def build(settings: Settings) -> Services:
     if not settings.event_store_url:
         prepare_new_file(settings.db_path)
@@ -161,6 +192,18 @@ def build(settings: Settings) -> Services:
     store = ReadModelStore(settings.db_path)
     runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
     return Services(settings=settings, ledger=ledger, store=store, runner=runner)
+
+
+def build_publisher(settings: Settings) -> Opened[Publishing]:
+    """`build` for a command that appends only publication records (`Publishing`)."""
+    from benchledger.domain.publishing import Publishing
+
+    if not settings.event_store_url:
+        prepare_new_file(settings.db_path)
+    ledger = open_application(settings, Publishing)
+    store = ReadModelStore(settings.db_path)
+    runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
+    return Opened(settings=settings, ledger=ledger, store=store, runner=runner)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from eventsourcing.utils import get_topic, register_topic, resolve_topic
 from benchledger import domain
 from benchledger.domain.base import PACKAGE, Event
 from benchledger.domain.ledger_base import PreparedEvent
-from benchledger.domain.run import CellsRecorded
+from benchledger.domain.topics import CELLS_RECORDED
 
 # Stored topics say `domain.<module>:<Event>` (see Event.TOPIC): resolve them in the
 # installed namespace, never as a top-level `domain` package.
@@ -41,7 +41,7 @@ class PydanticMapper(Mapper[Any]):
             state: dict[str, Any] = event.model_dump(mode="json")
             state["class_version"] = cls.class_version
             data = self.transcoder.encode(state)
-        elif cls is CellsRecorded and (cells := cast(CellsRecorded, event).cells_json):
+        elif cls.TOPIC == CELLS_RECORDED and (cells := cast(Any, event).cells_json):
             # Cells serialized already (to hash them) are written as they are; `cells` is
             # the event's last field, so its JSON is the rest plus them.
             head = cls.__pydantic_serializer__.to_json(event, exclude={"cells"})

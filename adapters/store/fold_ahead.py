@@ -114,7 +114,7 @@ def fold_ahead(
     folds_here = bool(local) and min(positions[p.name] for p in local) < stop
     # Pages this process takes from the child (`_Claims`) and folds itself: not where a
     # projection of the child's keeps running state (the chain's head) from page to page.
-    stateless = all(type(p).prepare is Projection.prepare for p in ahead)
+    stateless = all(type(p.resolved()).prepare is Projection.prepare for p in ahead)
     claims = _Claims() if folds_here and stateless else None
 
     def fold() -> Iterator[tuple[int, int, Changes | None]]:

@@ -19,7 +19,7 @@ from benchledger.adapters.store import hotpath
 from benchledger.adapters.store.eventstore import PydanticMapper, decode_event
 from benchledger.adapters.store.hotpath import gc_paused
 from benchledger.domain.base import Event
-from benchledger.domain.run import CellsRecorded
+from benchledger.domain.topics import CELLS_RECORDED
 from benchledger.projections.base import (
     CellBatch,
     CellRow,
@@ -36,9 +36,23 @@ if TYPE_CHECKING:
 
 PAGE = 200
 REBUILD_COMMIT_EVENTS = 10_000
-CELLS_TOPIC = CellsRecorded.TOPIC
+CELLS_TOPIC = CELLS_RECORDED
 
 Progress = Callable[[int], None]
+
+# Whether cell batches are stored at the current class version (version 1), so decoded in
+# bulk: asked of the class the first time a batch is read, which loads the run events
+# (a catch-up of verdicts alone never does).
+_CELLS_V1: bool | None = None
+
+
+def _cells_v1() -> bool:
+    global _CELLS_V1
+    if _CELLS_V1 is None:
+        from benchledger.domain.run import CellsRecorded
+
+        _CELLS_V1 = CellsRecorded.class_version == 1
+    return _CELLS_V1
 
 
 def bulk_cells(state: bytes) -> CellBatch:
@@ -152,9 +166,7 @@ class ProjectionRunner:
         self.projections = list(projections)
         # Cell batches stored as plain JSON of the current class version are decoded
         # in bulk, without a pydantic model per cell.
-        self._bulk = (
-            mapper.cipher is None and mapper.compressor is None and CellsRecorded.class_version == 1
-        )
+        self._bulk = mapper.cipher is None and mapper.compressor is None
         # Events stored as this store's own plain JSON state their class (the topic) and
         # their time (the text's head) without a decode; ciphered or compressed ones,
         # or ones of an older class version (upcast on decode), are decoded.
@@ -199,7 +211,7 @@ class ProjectionRunner:
         self, position: int, stream: UUID | str, version: int, topic: str, state: bytes
     ) -> Envelope:
         """A stored event as the log holds it (its stream as a UUID or as stored)."""
-        bulk = self._bulk and topic == CELLS_TOPIC
+        bulk = topic == CELLS_TOPIC and self._bulk and _cells_v1()
         return Envelope(
             position,
             stream,
@@ -322,7 +334,7 @@ class ProjectionRunner:
             position, more = self._apply_pages(targets, fresh, position, progress, commit=False)
             count += more
             for p in targets:
-                if type(p).settle is not Projection.settle:
+                if type(p.resolved()).settle is not Projection.settle:
                     self.store.index_filled(p, REBUILD_SUFFIX)
             self._settle(self.store, {p.name: fresh[p.name] for p in targets})
             for p in targets:
@@ -494,7 +506,7 @@ def _class_name(topic: str) -> str | None:
 
 
 def _live(projection: Projection) -> dict[str, str]:
-    return {t.name: t.name for t in projection.tables}
+    return {name: name for name in projection.table_names()}
 
 
 @contextmanager

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from benchledger.commands import cli as cli_module
 from benchledger.commands.cli import COMMANDS, cli
-from benchledger.projections.registry import all_projections
-from benchledger.projections.versions import READ_MODELS
+from benchledger.projections.registry import CLASSES, all_projections
+from benchledger.projections.versions import READ_MODELS, TOPICS
 from tests.ledgers import append_unprojected_runs, build_demo
 
 HEAVY = ("pydantic", "eventsourcing", "sqlite_utils", "datasette", "yaml")
@@ -70,6 +70,26 @@ NOT_FOR_GATES = (
     "benchledger.adapters.publication.compare",
     "benchledger.domain.ranking",
     "statistics",
+)
+
+# What appending a verdict, a review or a comparison needs none of: the run, import and
+# execution code of the domain, and the read models of runs (`domain.publishing`,
+# `projections.registry`).
+NOT_FOR_VERDICTS = (
+    "benchledger.domain.run",
+    "benchledger.domain.run_group",
+    "benchledger.domain.signature",
+    "benchledger.domain.benchmark",
+    "benchledger.domain.records",
+    "benchledger.domain.cells",
+    "benchledger.domain.importing",
+    "benchledger.domain.executing",
+    "benchledger.domain.ledger",
+    "benchledger.domain.model_identity",
+    "benchledger.projections.runs",
+    "benchledger.projections.latest",
+    "benchledger.projections.cells",
+    "benchledger.projections.run_groups",
 )
 
 # Runs the CLI in a fresh interpreter, then prints which of the given modules it loaded.
@@ -136,7 +156,8 @@ print(json.dumps(native_cells.validators.cache_info().currsize), file=sys.stderr
 
 # Runs the CLI in a fresh interpreter and prints the state of the cyclic collector as the
 # command closes (how many objects are frozen, whether the ledger application's class is
-# among them), after it (on, nothing left frozen) and at exit (how many are frozen).
+# among them: `Publishing`, which every application the CLI opens is), after it (on,
+# nothing left frozen) and at exit (how many are frozen).
 COLLECTOR_PROBE = """
 import atexit, gc, json, sys
 # Registered first, so it runs last at exit: after what the command registered.
@@ -146,8 +167,8 @@ from benchledger.commands.cli import cli
 state = {}
 close = context.LedgerContext.close
 def closing(self):
-    ledger = sys.modules.get("benchledger.domain.ledger")
-    walked = [o for o in gc.get_objects() if ledger is not None and o is ledger.Ledger]
+    ledger = sys.modules.get("benchledger.domain.publishing")
+    walked = [o for o in gc.get_objects() if ledger is not None and o is ledger.Publishing]
     state.update(frozen=gc.get_freeze_count(), ledger=ledger is not None)
     state["ledger_frozen"] = ledger is not None and not walked
     close(self)
@@ -338,6 +359,23 @@ class TestWhatACommandLoads:
         recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
         assert [v["gate"] for v in json.loads(recorded.stdout)] == ["comparability"]
 
+    @pytest.mark.parametrize("gate", ["comparability", "readiness"])
+    def test_recording_a_verdict_loads_no_run_import_or_execution_code(
+        self, demo_ledger: Path, tmp_path: Path, gate: str
+    ) -> None:
+        """The verdict is appended by `Publishing` and folded by the read models of its
+        topics alone: the verdicts', the audit log's, the chain's and search's."""
+        db = ledger_copy(demo_ledger, tmp_path)
+        args = ("--db", str(db), "gate", gate)
+        assert loaded_modules(*args, cwd=tmp_path, names=NOT_FOR_VERDICTS) == []
+        recorded = CliRunner().invoke(cli, ["--db", str(db), "gates", "--json"])
+        [verdict] = json.loads(recorded.stdout)
+        assert verdict["gate"] == gate
+        found = CliRunner().invoke(cli, ["--db", str(db), "events", "--json"])
+        assert json.loads(found.stdout)[-1]["type"] == "GateEvaluated"
+        verified = CliRunner().invoke(cli, ["--db", str(db), "verify"])
+        assert verified.exit_code == 0, verified.output
+
     def test_recording_a_verdict_loads_no_machinery_of_large_catch_ups(
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
@@ -447,6 +485,25 @@ class TestReadModelVersions:
             version, tables = READ_MODELS[p.name]
             assert p.version == version, p.name
             assert tuple(t.name for t in p.tables) == tables, p.name
+            assert p.table_names() == tables, p.name
+
+    def test_the_cheap_topics_agree_with_the_projections(self) -> None:
+        """A stand-in folds for the topics `versions` states; its projection states the
+        same ones (from its event classes), and is the one made once."""
+        for p in all_projections():
+            real = p.resolved()
+            assert real is not p and p.resolved() is real, p.name
+            assert TOPICS[p.name] == real.topics == p.topics, p.name
+            assert type(real).__name__ == CLASSES[p.name][1]
+
+    def test_the_topics_named_apart_are_their_classes(self) -> None:
+        from benchledger.domain import run, topics, verdicts
+
+        named = {k: v for k, v in vars(topics).items() if k.isupper()}
+        classes = {**vars(run), **vars(verdicts)}
+        for constant, topic in named.items():
+            cls = classes["".join(w.title() for w in constant.split("_"))]
+            assert cls.TOPIC == topic, constant
 
 
 def demo_with_site(tmp_path: Path, site: Path, check: str) -> None:

@@ -180,7 +180,7 @@ class TestDecodedInBulk:
 
 def folded_event_classes(projection: Any) -> set[str]:
     """The event classes a projection's fold tests for with isinstance."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(type(projection).fold)))
+    tree = ast.parse(textwrap.dedent(inspect.getsource(type(projection.resolved()).fold)))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":

@@ -19,7 +19,7 @@ SETTLED_AFTER_INDEXING = {"benchledger.projections.latest_select"}
 
 def fold_statements() -> list[str]:
     """The statements the projections' modules define (module-level text)."""
-    modules = {type(p).__module__ for p in all_projections()} - SETTLED_AFTER_INDEXING
+    modules = {type(p.resolved()).__module__ for p in all_projections()} - SETTLED_AFTER_INDEXING
     return [
         value
         for name in sorted(modules)
