@@ -15,11 +15,11 @@ import importlib
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from benchledger.domain.ledger_base import LedgerBase
     from benchledger.domain.publishing import Publishing
     from benchledger.projections.store import ReadModelStore
+
+
+OpenedT = TypeVar("OpenedT", bound="Opened[Any]")
 
 
 class LedgerContext:
@@ -97,7 +100,12 @@ class LedgerContext:
             if self._publisher is not None:  # opened for a verdict: the whole ledger now
                 self._publisher.close()
                 self._publisher = None
-            self._services = self._open("build", "benchledger.domain.ledger")
+            self._check_writable()
+            with loading():
+                from benchledger.adapters.store.bootstrap import build
+
+                importlib.import_module("benchledger.domain.ledger")
+            self._services = self._open(build)
         return self._services
 
     @property
@@ -108,16 +116,19 @@ class LedgerContext:
         if self._services is not None:
             return self._services
         if self._publisher is None:
-            self._publisher = self._open("build_publisher", "benchledger.domain.publishing")
+            self._check_writable()
+            with loading():
+                from benchledger.adapters.store.bootstrap import build_publisher
+
+                importlib.import_module("benchledger.domain.publishing")
+            self._publisher = self._open(build_publisher)
         return self._publisher
 
     def _writer(self) -> Opened[LedgerBase]:
         """What this command appends through: `publisher` or `services`."""
         return self.publisher if self.publishes else self.services
 
-    def _open(self, builder: str, application: str) -> Any:
-        """What `bootstrap.<builder>` opens, its modules (and the application's) loaded
-        and frozen (`loading`)."""
+    def _check_writable(self) -> None:
         ledger_file.require_writable(
             self.path, creates=self.creates, event_store=bool(self.settings.event_store_url)
         )
@@ -127,17 +138,19 @@ class LedgerContext:
             raise ledger_file.ReadOnlyLedgerError(
                 f"{self.path} is open read-only ({why}), and {what} appends to it"
             )
-        with loading():
-            from eventsourcing.domain import EventSourcingError
 
-            from benchledger.adapters.store import bootstrap
+    def _open(self, build: Callable[[Settings], OpenedT]) -> OpenedT:
+        """What `build` opens (its modules loaded already, frozen: `loading`), or why
+        the event store could not be opened."""
+        from eventsourcing.domain import EventSourcingError
 
-            importlib.import_module(application)
+        from benchledger.adapters.store.bootstrap import shown_url
+
         try:
-            return getattr(bootstrap, builder)(self.settings)
+            return build(self.settings)
         except (ValueError, EventSourcingError) as e:
             url = self.settings.event_store_url
-            where = bootstrap.shown_url(url) if url else self.path
+            where = shown_url(url) if url else self.path
             raise click.ClickException(f"cannot open the event store at {where}: {e}") from None
 
     def read_models(self) -> sqlite3.Connection:
