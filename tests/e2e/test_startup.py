@@ -503,7 +503,7 @@ class TestReadModelVersions:
         classes = {**vars(run), **vars(verdicts)}
         for constant, topic in named.items():
             cls = classes["".join(w.title() for w in constant.split("_"))]
-            assert cls.TOPIC == topic, constant
+            assert topic == cls.TOPIC, constant
 
 
 def demo_with_site(tmp_path: Path, site: Path, check: str) -> None:
