@@ -23,6 +23,10 @@ from benchledger.domain.signatures import natural_id
 class Publishing(LedgerBase):
     """Verdicts, reviews, rankings, comparisons, head-to-head reports and model aliases."""
 
+    # An application's name names its tables on PostgreSQL (`ledger_events`) and its
+    # environment variables: this is the ledger application's store, not one of its own.
+    name = "Ledger"
+
     def record_gate(self, *, findings: Sequence[dict[str, Any]], **fields: Any) -> UUID:
         """Append a verdict naming its findings by digest, and the findings themselves
         (compressed) unless an earlier verdict stored the same ones."""

@@ -496,6 +496,14 @@ class TestReadModelVersions:
             assert TOPICS[p.name] == real.topics == p.topics, p.name
             assert type(real).__name__ == CLASSES[p.name][1]
 
+    def test_the_publishing_application_is_the_ledgers_store(self) -> None:
+        """eventsourcing names an application's PostgreSQL tables and environment
+        variables after it: `Publishing` must be named as `Ledger` is."""
+        from benchledger.domain.ledger import Ledger
+        from benchledger.domain.publishing import Publishing
+
+        assert Publishing.name == Ledger.name == "Ledger"
+
     def test_the_topics_named_apart_are_their_classes(self) -> None:
         from benchledger.domain import run, topics, verdicts
 

@@ -65,6 +65,21 @@ def test_imports_reimports_and_verifies_with_events_in_postgres(
     assert json.loads(cli_with(store_url, db, "verify", "--json").stdout)["ok"]
 
 
+def test_a_verdict_is_appended_to_the_ledgers_own_events(store_url: str, tmp_path: Path) -> None:
+    """A gate opens the ledger as `Publishing` (what records verdicts): its verdict joins
+    the events every other command appends to, and is found by another reader."""
+    db = tmp_path / "reader.db"
+    path = write_json(tmp_path / "run.json", run_json(cells=[{"key": "a", "outcome": "passed"}]))
+    cli_with(store_url, db, "import", str(path))
+    cli_with(store_url, db, "gate", "comparability")
+    for reader in (db, tmp_path / "other.db"):
+        [verdict] = json.loads(cli_with(store_url, reader, "gates", "--json").stdout)
+        assert verdict["gate"] == "comparability"
+    log = json.loads(cli_with(store_url, db, "events", "--json").stdout)
+    assert [e["type"] for e in log][-1] == "GateEvaluated"
+    assert json.loads(cli_with(store_url, db, "verify", "--json").stdout)["ok"]
+
+
 def test_a_second_reader_builds_its_own_read_model_from_the_shared_store(
     store_url: str, tmp_path: Path
 ) -> None:
