@@ -47,6 +47,21 @@ READ_MODELS: dict[str, tuple[int, tuple[str, ...]]] = {
 
 STATE_TABLE = "_projection_state"
 
+# What happens to a run that `runs`, `latest` and `search` all fold.
+_RUN_CHANGED = frozenset(
+    f"domain.run:{event}"
+    for event in (
+        "RunFactsAdded",
+        "RunFinished",
+        "RunImported",
+        "RunInvalidated",
+        "RunReinstated",
+        "RunSuperseded",
+        "ScoreCorrected",
+        "StaleRunRecovered",
+    )
+)
+
 # name -> the topics of the events its fold reads (None: every event), as each projection
 # states them (`Projection.topics`; a test checks the two agree): the runner passes over
 # a read model whose topics a catch-up's events miss without loading its module
@@ -64,22 +79,13 @@ TOPICS: dict[str, frozenset[str] | None] = {
             "domain.run_group:RunGroupOpened",
         }
     ),
-    "runs": frozenset(
-        {
-            "domain.model_aliases:ModelAliasDeclared",
-            "domain.run:CellsRecorded",
-            "domain.run:LeaseRenewed",
-            "domain.run:RunFactsAdded",
-            "domain.run:RunFinished",
-            "domain.run:RunImported",
-            "domain.run:RunInvalidated",
-            "domain.run:RunReinstated",
-            "domain.run:RunStarted",
-            "domain.run:RunSuperseded",
-            "domain.run:ScoreCorrected",
-            "domain.run:StaleRunRecovered",
-        }
-    ),
+    "runs": _RUN_CHANGED
+    | {
+        "domain.model_aliases:ModelAliasDeclared",
+        "domain.run:CellsRecorded",
+        "domain.run:LeaseRenewed",
+        "domain.run:RunStarted",
+    },
     "cells": frozenset({"domain.run:CellsRecorded"}),
     "campaigns": frozenset({"domain.run:RunImported", "domain.run:RunStarted"}),
     "trajectories": frozenset({"domain.run:RunImported", "domain.run:TrajectoryRecorded"}),
@@ -87,21 +93,12 @@ TOPICS: dict[str, frozenset[str] | None] = {
         {"domain.benchmark:BenchmarkRegistered", "domain.benchmark:HighScoreReferenced"}
     ),
     "imports": frozenset({"domain.result_import:ResultFileImported"}),
-    "latest": frozenset(
-        {
-            "domain.benchmark:RequiredAgentsDeclared",
-            "domain.run:RunFactsAdded",
-            "domain.run:RunFinished",
-            "domain.run:RunImported",
-            "domain.run:RunInvalidated",
-            "domain.run:RunReinstated",
-            "domain.run:RunStarted",
-            "domain.run:RunSuperseded",
-            "domain.run:ScoreCorrected",
-            "domain.run:StaleRunRecovered",
-            "domain.run_group:BenchmarkSkipped",
-        }
-    ),
+    "latest": _RUN_CHANGED
+    | {
+        "domain.benchmark:RequiredAgentsDeclared",
+        "domain.run:RunStarted",
+        "domain.run_group:BenchmarkSkipped",
+    },
     "verdicts": frozenset(
         {
             "domain.verdicts:ComparisonRecorded",
@@ -112,21 +109,12 @@ TOPICS: dict[str, frozenset[str] | None] = {
         }
     ),
     "head_to_head": frozenset({"domain.head_to_head:HeadToHeadRecorded"}),
-    "search": frozenset(
-        {
-            "domain.run:RunFactsAdded",
-            "domain.run:RunFinished",
-            "domain.run:RunImported",
-            "domain.run:RunInvalidated",
-            "domain.run:RunReinstated",
-            "domain.run:RunSuperseded",
-            "domain.run:ScoreCorrected",
-            "domain.run:StaleRunRecovered",
-            "domain.verdicts:GateEvaluated",
-            "domain.verdicts:GateFindingsRecorded",
-            "domain.verdicts:ReviewRecorded",
-        }
-    ),
+    "search": _RUN_CHANGED
+    | {
+        "domain.verdicts:GateEvaluated",
+        "domain.verdicts:GateFindingsRecorded",
+        "domain.verdicts:ReviewRecorded",
+    },
 }
 
 
