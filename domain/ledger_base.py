@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -56,7 +57,7 @@ class PreparedEvent:
 def _weight(event: Event | PreparedEvent) -> int:
     if type(event) is PreparedEvent:
         return event.weight
-    cells, turns, attempts = _WEIGHED or _weighed()
+    cells, turns, attempts = _weighed()
     if isinstance(event, cells):
         return 1 + len(event.cells)
     if isinstance(event, turns):
@@ -66,21 +67,17 @@ def _weight(event: Event | PreparedEvent) -> int:
     return 1
 
 
-# The event classes `_weight` weighs by their cells, turns or attempts, once loaded.
-_WEIGHED: tuple[Any, Any, Any] | None = None
-
-
+@functools.cache
 def _weighed() -> tuple[Any, Any, Any]:
-    global _WEIGHED
+    """The event classes `_weight` weighs by their cells, turns or attempts."""
     from benchledger.domain import run as run_model
     from benchledger.domain import signature as signature_model
 
-    _WEIGHED = (
+    return (
         run_model.CellsRecorded,
         run_model.TrajectoryRecorded | run_model.RunImported,
         signature_model.AttemptsImported,
     )
-    return _WEIGHED
 
 
 def _utc_now() -> datetime:

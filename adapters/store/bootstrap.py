@@ -186,11 +186,9 @@ def open_ledger(settings: Settings) -> Ledger:
 
 
 def build(settings: Settings) -> Services:
-    if not settings.event_store_url:
-        prepare_new_file(settings.db_path)
-    ledger = open_ledger(settings)
-    store = ReadModelStore(settings.db_path)
-    runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
+    from benchledger.domain.ledger import Ledger
+
+    ledger, store, runner = _opened(settings, Ledger)
     return Services(settings=settings, ledger=ledger, store=store, runner=runner)
 
 
@@ -198,12 +196,17 @@ def build_publisher(settings: Settings) -> Opened[Publishing]:
     """`build` for a command that appends only publication records (`Publishing`)."""
     from benchledger.domain.publishing import Publishing
 
+    ledger, store, runner = _opened(settings, Publishing)
+    return Opened(settings=settings, ledger=ledger, store=store, runner=runner)
+
+
+def _opened(settings: Settings, kind: type[A]) -> tuple[A, ReadModelStore, ProjectionRunner]:
+    """The application `kind` over the event store, its read models and their runner."""
     if not settings.event_store_url:
         prepare_new_file(settings.db_path)
-    ledger = open_application(settings, Publishing)
+    ledger = open_application(settings, kind)
     store = ReadModelStore(settings.db_path)
-    runner = ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
-    return Opened(settings=settings, ledger=ledger, store=store, runner=runner)
+    return ledger, store, ProjectionRunner(ledger.recorder, ledger.mapper, store, all_projections())
 
 
 @dataclass

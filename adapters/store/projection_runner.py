@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from uuid import UUID
 
@@ -40,19 +40,15 @@ CELLS_TOPIC = CELLS_RECORDED
 
 Progress = Callable[[int], None]
 
-# Whether cell batches are stored at the current class version (version 1), so decoded in
-# bulk: asked of the class the first time a batch is read, which loads the run events
-# (a catch-up of verdicts alone never does).
-_CELLS_V1: bool | None = None
 
-
+@cache
 def _cells_v1() -> bool:
-    global _CELLS_V1
-    if _CELLS_V1 is None:
-        from benchledger.domain.run import CellsRecorded
+    """Whether cell batches are stored at the current class version (version 1), so
+    decoded in bulk: asked of the class the first time a batch is read, which loads the
+    run events (a catch-up of verdicts alone never does)."""
+    from benchledger.domain.run import CellsRecorded
 
-        _CELLS_V1 = CellsRecorded.class_version == 1
-    return _CELLS_V1
+    return CellsRecorded.class_version == 1
 
 
 def bulk_cells(state: bytes) -> CellBatch:
