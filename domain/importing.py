@@ -312,10 +312,14 @@ class Importing(LookupsAhead):
         read-only connection of that process's own, which sees what is committed (a row
         stated twice in a file is read twice, and refused as before); None where the
         store has none (PostgreSQL). Else through the store, for this process only. None
-        where the format or the store tells nothing."""
+        where the format or the store tells nothing, and where the ledger holds no event."""
         sole = self.sole_events_forked if forked else self.sole_events
         mapper = self.mapper
         if key is None or digest is None or sole is None or mapper.compressor or mapper.cipher:
+            return None
+        if not self.recorder.max_notification_id():
+            # A ledger without events records no row yet: a first import asks nothing
+            # (50,000 orchestrator rows: two ids worked out and a lookup, for each).
             return None
         imported = run_model.RunImported.TOPIC
         noted = result_import.SkipNoted.TOPIC

@@ -267,6 +267,84 @@ class TestAGrownDatabase:
         assert set(parsed.keys()) == rows - recorded_as_they_are
 
 
+class TestTheLookup:
+    """What the lookup of recorded rows reads of each run's event: the end of its stored
+    text, where the row's digest is, not the whole event (its turns with it)."""
+
+    def test_a_first_import_into_an_empty_ledger_looks_nothing_up(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        asked = tmp_path / "asked.txt"  # written by whichever process asks
+        asked.write_text("")
+        real = streams._sole
+
+        def counted(*args: Any) -> Any:
+            with asked.open("a") as f:
+                f.write("asked\n")
+            return real(*args)
+
+        monkeypatch.setattr(streams, "_sole", counted)
+        read_in_a_child(monkeypatch, CHILD)
+        services = ledgers("empty")
+        first = import_file(services, database)
+        assert (first.state, asked.read_text()) == ("imported", "")
+        bigger = grown(database, tmp_path / "db" / "orchestrator.sqlite", three_new_rows)
+        parsed = ParsedRows(monkeypatch, tmp_path)
+        assert import_file(services, bigger).new_runs == 3
+        assert asked.read_text()  # a ledger that holds events is asked
+        assert len(parsed.keys()) < len(run_ids(bigger))
+
+    @pytest.mark.parametrize(
+        "store",
+        [
+            "sqlite",
+            pytest.param(
+                "postgres",
+                marks=[
+                    pytest.mark.postgres,
+                    pytest.mark.skipif(not URL, reason="no PostgreSQL"),
+                ],
+            ),
+        ],
+    )
+    def test_reads_the_end_of_each_sole_event(
+        self,
+        ledgers: Any,  # noqa: F811
+        database: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        store: str,
+    ) -> None:
+        monkeypatch.setattr(read_ahead, "can_read_ahead", lambda: False)
+        services = ledgers("lookup", store)
+        import_file(services, database)
+        recorder = services.ledger.recorder
+        stored = {
+            n.originator_id: (n.topic, n.state)
+            for n in recorder.select_notifications(0, 1_000_000)
+            if n.topic == RunImported.TOPIC
+        }
+        counts: dict[UUID, int] = {}
+        for n in recorder.select_notifications(0, 1_000_000):
+            counts[n.originator_id] = counts.get(n.originator_id, 0) + 1
+        sole = {stream for stream in stored if counts[stream] == 1}
+        assert len(sole) > 100
+        assert all(len(stored[s][1]) > streams.STATE_TAIL for s in sole)
+        lookups = [streams.sole_events(recorder)]
+        if store == "sqlite":
+            lookups.append(streams.sole_events_forked(recorder))
+        for lookup in lookups:
+            assert lookup is not None
+            found = lookup([*stored, uuid4()])
+            assert set(found) == sole
+            for stream, (topic, tail) in found.items():
+                whole_topic, whole = stored[stream]
+                assert (topic, tail) == (whole_topic, whole[-streams.STATE_TAIL :])
+
+
 class TestSecrets:
     def test_a_row_holding_anything_masked_states_no_digest_and_is_read_each_time(
         self,
