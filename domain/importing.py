@@ -319,7 +319,7 @@ class Importing(LookupsAhead):
             return None
         if not self.recorder.max_notification_id():
             # A ledger without events records no row yet: a first import asks nothing
-            # (50,000 orchestrator rows: two ids worked out and a lookup, for each).
+            # (at 50,000 orchestrator rows: two ids for each, a lookup for each 500).
             return None
         imported = run_model.RunImported.TOPIC
         noted = result_import.SkipNoted.TOPIC
