@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from benchledger.adapters.api import open_ledger as open
     from benchledger.domain.errors import LedgerError
 
+from benchledger.domain import version as _version
+
+__version__ = _version.VERSION
+
 __all__ = [
     "CellResult",
     "Ending",

@@ -9,6 +9,7 @@ import click
 
 from benchledger.commands.context import LedgerContext, expected_error, loading
 from benchledger.commands.messages import error_text, error_width
+from benchledger.domain.version import VERSION
 
 # Command name -> (module in benchledger.commands, its one-line help). A command's
 # module is imported only when that command runs, so `--help`, `--version` and a
@@ -190,7 +191,7 @@ def _shorten(text: str, limit: int) -> str:
 
 
 @click.group(cls=LazyGroup)
-@click.version_option(package_name="benchledger")
+@click.version_option(VERSION, package_name="benchledger")
 @click.option(
     "-d",
     "--db",
@@ -230,3 +231,12 @@ def cli(ctx: click.Context, db: str | None, event_store: str | None, read_only: 
     )
     ctx.obj = context
     ctx.call_on_close(context.close)
+
+
+def main() -> Any:
+    """The `benchledger` command: the CLI, with pydantic's plugin lookup skipped in its
+    process (`plugins_skipped`)."""
+    from benchledger.commands import plugins_skipped
+
+    plugins_skipped.install()
+    return cli()

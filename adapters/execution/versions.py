@@ -40,13 +40,13 @@ import shlex
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from benchledger.domain.errors import RuleViolationError
+from benchledger.domain.version import VERSION
 
 # Recorded on every executed run; a registry cannot declare them.
 AUTOMATIC = frozenset({"benchledger_version", "benchmarks_commit", "benchmarks_dirty"})
@@ -140,10 +140,8 @@ def declared_name_problem(name: str) -> str | None:
 
 
 def benchledger_version() -> str:
-    try:
-        return metadata.version("benchledger")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """The package's version (what its installed metadata states, see `domain.version`)."""
+    return VERSION
 
 
 @dataclass(frozen=True)

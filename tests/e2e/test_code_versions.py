@@ -317,3 +317,15 @@ class TestImportedOrchestratorRunsShowTheSameFields:
 
 
 VERSION_NAMES = ("benchmark_version", "benchmarks_commit", "eliza_version", "eliza_commit")
+
+
+def test_the_recorded_version_is_the_installed_metadata_s(invoke: Invoke) -> None:
+    """`benchledger_version`, `--version` and `benchledger.__version__` come from
+    `domain.version` (no metadata lookup at start-up); pyproject.toml reads the installed
+    version from there."""
+    import benchledger
+    from benchledger.adapters.execution.versions import benchledger_version
+
+    assert benchledger_version() == benchledger.__version__ == metadata.version("benchledger")
+    shown = invoke("--version").output
+    assert shown.strip().endswith(f"version {metadata.version('benchledger')}")
