@@ -31,10 +31,6 @@ if TYPE_CHECKING:
     from benchledger.adapters.api import open_ledger as open
     from benchledger.domain.errors import LedgerError
 
-from benchledger.domain import version as _version
-
-__version__ = _version.VERSION
-
 __all__ = [
     "CellResult",
     "Ending",
@@ -60,6 +56,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     },
     "open": ("benchledger.adapters.api", "open_ledger"),
     "LedgerError": ("benchledger.domain.errors", "LedgerError"),
+    "__version__": ("benchledger.domain.version", "VERSION"),
 }
 
 
