@@ -40,6 +40,13 @@ from benchledger.projections.versions import STATE_TABLE
 REBUILD_SUFFIX = "__rebuild"
 # The page cache of a catch-up or rebuild (`ReadModelStore.bulk`), in KiB.
 BULK_CACHE_KIB = 64 * 1024
+# The page cache while `index_filled` builds indexes, in KiB. SQLite sorts an index's
+# keys in memory up to the cache's size before it spills them to a temporary file, on top
+# of the pages cached: with the bulk cache, building the indexes of a 200k-row
+# orchestrator import's tables added 73 MiB to a process already holding 64 MiB of
+# pages. At 16 MiB it adds nothing (the cache is trimmed to it) for the same CPU: the
+# tables are wider than either cache, so each build reads its table from the file anyway.
+INDEX_CACHE_KIB = 16 * 1024
 # Formatted statements kept per set of table names (see `ReadModelStore.run`).
 STATEMENTS_KEPT = 4096
 
@@ -386,9 +393,18 @@ class ReadModelStore:
     def index_filled(self, projection: Projection, suffix: str = "") -> None:
         """Index tables filled from empty before their settle reads them (its statements
         look rows up by key; without indexes that is quadratic in the rows). `swap_in`
-        replaces a rebuild's indexes by the live names'."""
-        for table in projection.tables:
-            self._create_indexes(table, suffix)
+        replaces a rebuild's indexes by the live names'. With a page cache of at most
+        `INDEX_CACHE_KIB` meanwhile."""
+        (before,) = self.conn.execute("PRAGMA cache_size").fetchone()
+        smaller = before < 0 and -before > INDEX_CACHE_KIB
+        if smaller:
+            self.conn.execute(f"PRAGMA cache_size = -{INDEX_CACHE_KIB}")
+        try:
+            for table in projection.tables:
+                self._create_indexes(table, suffix)
+        finally:
+            if smaller:
+                self.conn.execute(f"PRAGMA cache_size = {int(before)}")
 
     def swap_in(self, projection: Projection, suffix: str) -> None:
         """Replace live tables by rebuilt ones; call inside `write()`."""
