@@ -195,10 +195,8 @@ def create_sql_module(projections: Iterable[Projection]) -> str:
             after = sql.removeprefix(prefix)
             lines.append(f"    {table.name!r}: (")
             lines.append(f"        {table_signature(table)!r},")
-            for i, line in enumerate(after.splitlines(keepends=True)):
-                lines.append(
-                    f"        {line!r}" + ("," if i == len(after.splitlines()) - 1 else "")
-                )
+            lines.extend(f"        {line!r}" for line in after.splitlines(keepends=True))
+            lines[-1] += ","
             lines.append("    ),")
     lines.append("}")
     store.close()
