@@ -45,6 +45,16 @@ def write_jsonl(path: Path, lines: Sequence[dict[str, Any]]) -> Path:
     return path
 
 
+def fake_distribution(site: Path, name: str, entry_points: str, module: str) -> None:
+    """An installed distribution `name` in folder `site` (put it on a child's path): its
+    entry_points.txt and its one module, `name` with - as _."""
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    (site / f"{name.replace('-', '_')}.py").write_text(module)
+
+
 def leased_run(started_at: Any, lease_expires_at: Any) -> Any:
     """An executed run just started under a lease (the Run aggregate's state)."""
     from uuid import uuid4

@@ -4,7 +4,6 @@ and code importing benchledger as a library keeps its plugins."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,17 +13,8 @@ import pydantic.plugin._loader as pydantic_loader
 import pytest
 
 from benchledger.commands import plugins_skipped
+from tests.helpers import fake_distribution, run_json, write_json
 
-RESULT = {
-    "schema": "benchledger/run@1",
-    "benchmark": "b",
-    "agent": "a",
-    "model": "m",
-    "status": "succeeded",
-    "score": 0.5,
-    "unit": "accuracy",
-    "cells": [{"key": "q1", "outcome": "passed", "score": 1.0}],
-}
 # A pydantic plugin as a distribution declares one: an entry point in the group "pydantic".
 # Importing it leaves a mark; its `new_schema_validator` leaves another when pydantic uses it.
 PLUGIN = """
@@ -46,19 +36,15 @@ def plugged(tmp_path: Path) -> tuple[dict[str, str], Path]:
     """An environment whose path holds a distribution with a pydantic plugin, and the
     folder its marks go to."""
     site = tmp_path / "site"
-    info = site / "fake_pydantic_plugin-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: fake-pydantic-plugin\nVersion: 1.0\n"
+    fake_distribution(
+        site, "fake-pydantic-plugin", "[pydantic]\nfake = fake_pydantic_plugin:plugin\n", PLUGIN
     )
-    (info / "entry_points.txt").write_text("[pydantic]\nfake = fake_pydantic_plugin:plugin\n")
-    (site / "fake_pydantic_plugin.py").write_text(PLUGIN)
     marks = tmp_path / "marks"
     marks.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PLUGIN_MARKS"] = str(marks)
-    (tmp_path / "result.json").write_text(json.dumps(RESULT))
+    write_json(tmp_path / "result.json", run_json(cells=[{"key": "q1", "outcome": "passed"}]))
     return env, marks
 
 

@@ -5,7 +5,6 @@ sqlite-utils again; and making a new ledger's tables does not import sqlite-util
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from benchledger.projections.store import (
     render_create_sql,
     table_signature,
 )
+from tests.helpers import run_json, write_json
 
 REGENERATE = "python -m benchledger.projections.store (then ruff format projections/create_sql.py)"
 TABLES = [
@@ -63,17 +63,7 @@ def test_a_changed_table_is_written_by_sqlite_utils(store: ReadModelStore) -> No
 
 
 def test_a_new_ledger_s_tables_are_made_without_sqlite_utils(tmp_path: Path) -> None:
-    result = {
-        "schema": "benchledger/run@1",
-        "benchmark": "b",
-        "agent": "a",
-        "model": "m",
-        "status": "succeeded",
-        "score": 0.5,
-        "unit": "accuracy",
-        "cells": [{"key": "q1", "outcome": "passed", "score": 1.0}],
-    }
-    (tmp_path / "result.json").write_text(json.dumps(result))
+    write_json(tmp_path / "result.json", run_json(cells=[{"key": "q1", "outcome": "passed"}]))
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('sqlite_utils' in sys.modules))\n"
