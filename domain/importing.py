@@ -126,18 +126,48 @@ def counted_attempt(record: RunRecord) -> int | None:
     return run_rules.stated_attempt(stated)
 
 
+class _Attempts:
+    """One signature's counted attempts, in the order counted, kept compactly: a file of a
+    million runs holds one each until it ends. Per attempt: its number, its run id's 16
+    bytes (zeros and a flag for a skip) and its source key, not a tuple and a bytes
+    object (~90 B less each)."""
+
+    __slots__ = ("agent", "benchmark", "ids", "keys", "numbers", "runs")
+
+    def __init__(self, benchmark: str, agent: str) -> None:
+        self.benchmark, self.agent = benchmark, agent
+        self.numbers: list[int] = []
+        self.ids = bytearray()
+        self.runs = bytearray()  # 1 where the attempt is a run, 0 where it is a skip
+        self.keys: list[str] = []
+
+    def add(self, attempt: int, run_id: bytes | None, key: str) -> None:
+        self.numbers.append(attempt)
+        self.runs.append(run_id is not None)
+        self.ids += run_id if run_id is not None else bytes(16)
+        self.keys.append(key)
+
+    def items(self) -> Iterator[tuple[int, bytes | None, str]]:
+        """(attempt, run id's bytes or None, source key), in the order added."""
+        ids, runs = self.ids, self.runs
+        for i, (attempt, key) in enumerate(zip(self.numbers, self.keys, strict=True)):
+            yield attempt, bytes(ids[16 * i : 16 * i + 16]) if runs[i] else None, key
+
+
 class CountedAttempts:
     """The attempts the source counted at each piece of work, among the runs and skips a
     file records: appended to each signature's stream with the file, so that `run`
     continues the source's numbering and skips what it already succeeded. Held until
-    the file ends (a signature's are one event), each as a small tuple."""
+    the file ends (a signature's are one event), compactly (`_Attempts`)."""
 
     def __init__(self) -> None:
-        # signature -> (benchmark, agent, [(attempt, run id's bytes or None, source key)])
-        self.by_signature: dict[str, tuple[str, str, list[tuple[int, bytes | None, str]]]] = {}
+        self.by_signature: dict[str, _Attempts] = {}
 
     def _add(self, signature: str, benchmark: str, agent: str, item: tuple[Any, ...]) -> None:
-        self.by_signature.setdefault(signature, (benchmark, agent, []))[2].append(item)
+        attempts = self.by_signature.get(signature)
+        if attempts is None:
+            attempts = self.by_signature[signature] = _Attempts(benchmark, agent)
+        attempts.add(*item)
 
     def run(self, record: RunRecord, run_id: UUID) -> None:
         header = record.header
@@ -169,13 +199,13 @@ class CountedAttempts:
         ids = {sig: signature_id_for(sig) for sig in signatures}
         recorded = None if present is None or not ids else present(list(ids.values()))
         for sig in signatures:
-            benchmark, agent, items = self.by_signature[sig]
+            counted = self.by_signature[sig]
             event = signature_model.imported_attempts(
                 ids[sig],
                 stream(sig) if recorded is None or ids[sig] in recorded else None,
                 signature=sig,
-                benchmark=benchmark,
-                agent=agent,
+                benchmark=counted.benchmark,
+                agent=counted.agent,
                 attempts=(
                     {
                         "attempt": attempt,
@@ -183,7 +213,7 @@ class CountedAttempts:
                         "outcome": "skip" if run_id is None else "run",
                         "source_key": key,
                     }
-                    for attempt, run_id, key in items
+                    for attempt, run_id, key in counted.items()
                 ),
             )
             if event is not None:
