@@ -64,8 +64,3 @@ def install() -> None:
     """Skip pydantic's plugin lookup in this process, unless its loader is loaded already."""
     if LOADER not in sys.modules and _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
-
-
-def uninstall() -> None:
-    if _FINDER in sys.meta_path:
-        sys.meta_path.remove(_FINDER)
