@@ -103,3 +103,27 @@ def test_the_stand_in_gives_what_pydantic_s_loader_gives() -> None:
         assert list(pydantic_loader.get_plugins()) == list(module.get_plugins())
     finally:
         del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+
+
+def test_the_stand_in_imports_no_importlib_machinery_beyond_the_interpreter_s(
+    tmp_path: Path,
+) -> None:
+    """Installing the stand-in and validating a model imports neither `importlib.abc` nor
+    `importlib.resources` (with `tempfile`): the finder is one by its methods alone."""
+    code = (
+        "import sys\n"
+        "from benchledger.commands import plugins_skipped\n"
+        "plugins_skipped.install()\n"
+        "from pydantic import BaseModel\n"
+        "class M(BaseModel):\n    x: int\n"
+        "assert M(x=1).x == 1\n"
+        "assert type(sys.modules['pydantic.plugin._loader'].__spec__.loader).__name__ == "
+        "'_NoPlugins'\n"
+        "print(sorted(m for m in ('importlib.abc', 'importlib.resources', 'tempfile') "
+        "if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
