@@ -37,7 +37,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,7 +154,9 @@ def git(path: Path, *args: str, timeout: float | None = None) -> Answer:
     seconds, default `GIT_SECONDS`)."""
     timeout = GIT_SECONDS if timeout is None else timeout
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    from benchledger.adapters.execution.process import run_bounded  # loaded where one runs
+    import subprocess  # loaded where one runs, as the runner is
+
+    from benchledger.adapters.execution.process import run_bounded
 
     try:
         done = run_bounded(["git", "-C", str(path), *args], None, env, timeout)
@@ -202,7 +203,9 @@ def working_tree(path: Path) -> dict[str, str]:
 def run_command(argv: list[str], cwd: Path, env: Mapping[str, str]) -> Answer:
     """The stripped stdout of a version command, or why there is none."""
     shown = shlex.join(argv)
-    from benchledger.adapters.execution.process import run_bounded  # loaded where one runs
+    import subprocess  # loaded where one runs, as the runner is
+
+    from benchledger.adapters.execution.process import run_bounded
 
     try:
         done = run_bounded(argv, cwd, env, COMMAND_SECONDS)

@@ -302,7 +302,8 @@ class TestWhatACommandLoads:
         self, demo_ledger: Path, tmp_path: Path
     ) -> None:
         """The bounded runner and its output redaction run `docker info`, git and version
-        commands; probing a command on PATH or a variable runs none."""
+        commands; probing a command on PATH or a variable runs none (nor imports
+        `subprocess`, which only they use)."""
         (tmp_path / "benchledger.toml").write_text(
             '[benchmarks.bfcl]\ncommand = ["sh", "-c", "true"]\n'
             'requires = ["command:sh", "env:HOME"]\n'
@@ -312,6 +313,7 @@ class TestWhatACommandLoads:
             "benchledger.adapters.execution.process",
             "benchledger.adapters.execution.secrets",
             "benchledger.adapters.execution.registry",
+            "subprocess",
         )
         loaded = loaded_modules("--db", str(db), "gate", "readiness", cwd=tmp_path, names=names)
         assert loaded == ["benchledger.adapters.execution.registry"]  # the registry was read
