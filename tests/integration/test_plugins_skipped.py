@@ -83,10 +83,7 @@ def test_a_library_user_keeps_plugins(tmp_path: Path, plugged: tuple[dict[str, s
         "from benchledger.domain.cells import Cell\n"
         "Cell.model_validate({'key': 'q1', 'outcome': 'passed', 'score': 1.0})\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    _python(code, env=env)
     assert sorted(p.name for p in marks.iterdir()) == ["asked", "imported"]
 
 
@@ -122,8 +119,13 @@ def test_the_stand_in_imports_no_importlib_machinery_beyond_the_interpreter_s(
         "print(sorted(m for m in ('importlib.abc', 'importlib.resources', 'tempfile') "
         "if m in sys.modules))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    assert _python(code, cwd=tmp_path).strip() == "[]"
+
+
+def _python(code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+    """What `code` prints, run in a fresh interpreter (which must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
     )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert done.returncode == 0, done.stderr
+    return done.stdout
