@@ -114,11 +114,12 @@ def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_native(folder: Path, runs: list[dict[str, Any]]) -> None:
+def write_native(folder: Path, runs: list[dict[str, Any]], per_file: int = 10) -> None:
     folder.mkdir(parents=True)
-    for first in range(0, len(runs), 10):
-        with (folder / f"runs-{first // 10:05d}.jsonl").open("w", encoding="utf-8") as out:
-            for run in runs[first : first + 10]:
+    for first in range(0, len(runs), per_file):
+        name = f"runs-{first // per_file:05d}.jsonl"
+        with (folder / name).open("w", encoding="utf-8") as out:
+            for run in runs[first : first + per_file]:
                 header = {
                     "type": "run",
                     **{k: run[k] for k in ("run_key", "benchmark", "agent", "provider")},

@@ -207,6 +207,14 @@ class TestBenchmarkScripts:
         for way in ("in one process", "whole process"):
             assert f"latest per (benchmark, agent), {way}:" in out
 
+    def test_import_costs_prints_each_unit_cost_against_the_plain_importer(self) -> None:
+        out = run_script("import_costs.py", "--files", "2", "--repeat", "1")
+        for name in ("base", "files", "runs", "cells"):
+            assert re.search(rf"^  {name} +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+ s", out, re.M)
+        for unit in ("per file", "per run", "per cell", "fixed"):
+            assert re.search(rf"^  {unit} +benchledger +-?[0-9.]+ (ms|µs) +plain", out, re.M)
+        assert re.search(r"predict it: [0-9.]+ s of CPU: files -?[0-9]+%, runs", out)
+
     def test_mlflow_peer_without_mlflow_says_how_to_install_it_and_exits_0(self) -> None:
         code = (
             "import runpy, sys; sys.modules['mlflow'] = None; "
