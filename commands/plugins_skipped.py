@@ -37,7 +37,7 @@ class _NoPlugins:
 
     A finder and loader by their methods alone (the import system asks for no more):
     `importlib.abc`'s base classes would import `importlib.resources`, with `tempfile`
-    and `shutil`, 3-7 ms of every command's start."""
+    and `shutil`, at every command's start (`--version`: 2-3 ms of its ~60 ms of CPU)."""
 
     def find_spec(
         self,
