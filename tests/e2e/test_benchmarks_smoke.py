@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,21 @@ def run_script(name: str, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def load_benchmark(name: str) -> Any:
+    """A benchmark script as a module (its own imports of the other scripts found)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+        sys.modules.pop(name, None)
+    return module
 
 
 class TestBenchmarkScripts:
@@ -79,10 +95,7 @@ class TestBenchmarkScripts:
     ) -> None:
         """The score chart draws a benchmark's newest 500 runs: at 10k cells the ledger has
         runs of 4 cells, 500 of each benchmark; at 1M cells runs of 40."""
-        spec = importlib.util.spec_from_file_location("pages", BENCHMARKS / "datasette_pages.py")
-        assert spec is not None and spec.loader is not None
-        pages = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(pages)
+        pages = load_benchmark("datasette_pages")
         small, large = pages.run_size_for(10_000, 40), pages.run_size_for(1_000_000, 40)
         assert (small, large) == (4, 40)
         assert 10_000 // small // pages.BENCHMARKS == pages.CHART_POINTS
@@ -139,18 +152,7 @@ class TestBenchmarkScripts:
             assert len(json.loads(events.stdout)) == int(before.replace(",", ""))
 
     def test_orchestrator_import_compares_medians_of_interleaved_runs(self, tmp_path: Path) -> None:
-        sys.path.insert(0, str(BENCHMARKS))
-        try:
-            spec = importlib.util.spec_from_file_location(
-                "orchestrator_import", BENCHMARKS / "orchestrator_import.py"
-            )
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module  # its dataclasses look their module up
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(BENCHMARKS))
-            sys.modules.pop("orchestrator_import", None)
+        module = load_benchmark("orchestrator_import")
 
         def took(*walls: float, cpu: float = 1.5) -> list[object]:
             return [module.Usage(w, 10.0, w * cpu, "") for w in walls]
@@ -220,16 +222,7 @@ class TestBenchmarkScripts:
         )
 
     def test_import_costs_predicts_shares_only_from_costs_above_0(self) -> None:
-        sys.path.insert(0, str(BENCHMARKS))
-        try:
-            spec = importlib.util.spec_from_file_location(
-                "import_costs", BENCHMARKS / "import_costs.py"
-            )
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        finally:
-            sys.path.remove(str(BENCHMARKS))
+        module = load_benchmark("import_costs")
         # 100 files, 1,000 runs, 100,000 cells: 0.1 + 0.5 + 0.5 + 0.05 = 1.15 s.
         costs = {"file": 1e-3, "run": 5e-4, "cell": 5e-6, "fixed": 0.05}
         assert module.prediction(costs).endswith(
