@@ -154,7 +154,10 @@ def prediction(costs: dict[str, float]) -> str:
         "fixed": costs["fixed"],
     }
     whole = sum(parts.values())
-    head = f"mlflow_peer.py's workload ({n_runs:,} runs x 100 cells in {n_files} files) as these"
+    head = (
+        f"mlflow_peer.py's workload ({n_runs:,} runs x {n_cells // n_runs:,} cells in {n_files} "
+        "files) as these"
+    )
     if min(parts.values()) < 0:
         lost = ", ".join(name for name, part in parts.items() if part < 0)
         return (

@@ -221,6 +221,24 @@ class TestBenchmarkScripts:
             out,
         )
 
+    def test_import_costs_recovers_the_unit_costs_its_workloads_are_made_of(self) -> None:
+        """Timings made of known unit costs, by each workload's counts in `SHAPES`, give
+        those costs back (a shape changed without its arithmetic fails here)."""
+        module = load_benchmark("import_costs")
+        files, costs = 50, {"file": 1e-3, "run": 5e-4, "cell": 5e-6, "fixed": 0.05}
+        medians = {}
+        for name, (many, per_file, cells) in module.SHAPES.items():
+            n_files = files * many
+            n_runs = n_files * per_file
+            medians[name] = (
+                n_files * costs["file"]
+                + n_runs * costs["run"]
+                + n_runs * cells * costs["cell"]
+                + costs["fixed"]
+            )
+        found = module.unit_costs(medians, files)
+        assert found == pytest.approx(costs)
+
     def test_import_costs_predicts_shares_only_from_costs_above_0(self) -> None:
         module = load_benchmark("import_costs")
         # 100 files, 1,000 runs, 100,000 cells: 0.1 + 0.5 + 0.5 + 0.05 = 1.15 s.
